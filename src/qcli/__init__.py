@@ -1,0 +1,1 @@
+"""qcli: the command line on top of qcore."""

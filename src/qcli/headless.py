@@ -1,0 +1,174 @@
+"""``qcli -p``: one prompt, no questions, output as text, one JSON array, or JSON lines as they happen.
+
+The JSON shape follows Qwen Code's headless mode (itself Claude Code's): a ``system`` message, then
+``assistant`` and ``user`` (tool results) messages, then one ``result`` object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal as signals
+import sys
+from typing import IO, Any
+
+from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
+from qcore.abort import AbortSignal
+from qcore.agent import Session, TurnOutcome
+from qcore.events import (
+    AssistantMessage,
+    AssistantTextDelta,
+    ErrorOccurred,
+    Event,
+    ModelRetrying,
+    SessionStarted,
+    ToolCallUpdated,
+    ToolResultsSent,
+    TurnFinished,
+)
+from qcore.llm.types import LLMErrorKind
+from qcore.scheduling import ToolCallState
+from qcore.tools.results import ToolErrorType
+
+
+def exit_code(outcome: TurnOutcome) -> int:
+    if outcome.reason == "completed":
+        return EXIT_OK
+    if outcome.reason == "max_turns":
+        return EXIT_TURN_LIMIT
+    if outcome.reason == "cancelled":
+        return EXIT_CANCELLED
+    if outcome.error is not None and outcome.error.kind is LLMErrorKind.AUTH:
+        return EXIT_AUTH
+    return EXIT_ERROR
+
+
+def _tool_use(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    try:
+        payload: Any = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        payload = arguments
+    return {"type": "tool_use", "id": call_id, "name": name, "input": payload}
+
+
+class HeadlessPrinter:
+    """Subscribes to a session and writes what the chosen format asks for."""
+
+    def __init__(self, output_format: str, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        self.format = output_format
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.messages: list[dict[str, Any]] = []
+        self._ends_with_newline = True
+        self._warned: set[str] = set()
+
+    def _record(self, message: dict[str, Any]) -> None:
+        if self.format == "stream-json":
+            self.out.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self.out.flush()
+        else:
+            self.messages.append(message)
+
+    def warn(self, text: str) -> None:
+        if not self._ends_with_newline and self.format == "text":
+            self.out.write("\n")
+            self.out.flush()
+            self._ends_with_newline = True
+        self.err.write(f"qcli: {text}\n")
+        self.err.flush()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantTextDelta) and self.format == "text":
+            self.out.write(event.text)
+            self.out.flush()
+            self._ends_with_newline = event.text.endswith("\n")
+        elif isinstance(event, ModelRetrying):
+            self.warn(f"model request failed ({event.reason}); retry {event.attempt} in {event.delay:.1f}s")
+        elif isinstance(event, ErrorOccurred):
+            self.warn(event.message)
+        elif isinstance(event, ToolCallUpdated):
+            self._on_call(event)
+        elif isinstance(event, SessionStarted):
+            self._record(
+                {
+                    "type": "system",
+                    "subtype": "session_start",
+                    "session_id": event.session_id,
+                    "model": event.model,
+                    "tools": list(event.tools),
+                    "permission_mode": event.approval_mode.value,
+                    "cwd": event.cwd,
+                }
+            )
+        elif isinstance(event, AssistantMessage):
+            content: list[dict[str, Any]] = [{"type": "text", "text": event.text}] if event.text else []
+            content += [_tool_use(c.call_id, c.name, c.arguments) for c in event.tool_calls]
+            usage = event.usage.as_dict() if event.usage else None
+            message = {"role": "assistant", "content": content, "usage": usage}
+            self._record({"type": "assistant", "message": message, "parent_tool_use_id": None})
+        elif isinstance(event, ToolResultsSent):
+            results = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call.call_id,
+                    "content": call.response_text(),
+                    "is_error": call.state is not ToolCallState.SUCCESS,
+                }
+                for call in event.calls
+            ]
+            self._record(
+                {"type": "user", "message": {"role": "user", "content": results}, "parent_tool_use_id": None}
+            )
+        elif isinstance(event, TurnFinished):
+            self._finish(event)
+
+    def _on_call(self, event: ToolCallUpdated) -> None:
+        call = event.call
+        error = call.result.error if call.result else None
+        if call.state is ToolCallState.ERROR and error and error.type is ToolErrorType.EXECUTION_DENIED:
+            name = call.tool_name or call.request.name
+            if name not in self._warned:
+                self._warned.add(name)
+                self.warn(f"denied {name}: {error.message}")
+
+    def _finish(self, event: TurnFinished) -> None:
+        if self.format == "text":
+            if not self._ends_with_newline:
+                self.out.write("\n")
+                self._ends_with_newline = True
+            self.out.flush()
+            return
+        subtype = {"completed": "success", "max_turns": "error_max_turns"}.get(
+            event.reason, f"error_{event.reason}"
+        )
+        self._record(
+            {
+                "type": "result",
+                "subtype": subtype,
+                "is_error": event.reason != "completed",
+                "result": event.text,
+                "num_turns": event.num_turns,
+                "duration_ms": event.duration_ms,
+                "usage": event.usage.as_dict(),
+            }
+        )
+        if self.format == "json":
+            self.out.write(json.dumps(self.messages, ensure_ascii=False, indent=None) + "\n")
+            self.out.flush()
+
+
+async def run_headless(session: Session, prompt: str, printer: HeadlessPrinter) -> int:
+    """Send one prompt; SIGINT/SIGTERM abort the turn (exit 130)."""
+    session.events.subscribe(printer)
+    abort = AbortSignal()
+    loop = asyncio.get_running_loop()
+    for sig in (signals.SIGINT, signals.SIGTERM):
+        loop.add_signal_handler(sig, abort.abort, "Operation cancelled.")
+    try:
+        outcome = await session.send(prompt, abort)
+    finally:
+        for sig in (signals.SIGINT, signals.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if outcome.reason == "cancelled":
+        printer.warn("Operation cancelled.")
+    return exit_code(outcome)

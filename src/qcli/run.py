@@ -1,0 +1,131 @@
+"""Everything past flag parsing: settings, the model client, the session, and which front end runs it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from qcli.headless import HeadlessPrinter, run_headless
+from qcli.main import EXIT_AUTH, EXIT_INPUT
+from qcore.agent import Session
+from qcore.llm.types import LLMClient
+from qcore.permissions import ApprovalMode, Approver
+from qcore.runtime import create_session
+from qcore.settings import Settings, load_settings
+from qcore.workspace import Workspace
+
+DEFAULT_MODEL = "qwen3-coder-plus"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    model: str
+    api_key: str | None
+    base_url: str | None
+
+
+def resolve_model_config(args: argparse.Namespace, settings: Settings, env: dict[str, str]) -> ModelConfig:
+    """Flags, then environment, then settings (Qwen Code's order)."""
+    auth = settings.security.auth
+    return ModelConfig(
+        model=args.model
+        or env.get("OPENAI_MODEL")
+        or env.get("QWEN_MODEL")
+        or settings.model.name
+        or DEFAULT_MODEL,
+        api_key=args.openai_api_key or env.get("OPENAI_API_KEY") or auth.api_key,
+        base_url=args.openai_base_url or env.get("OPENAI_BASE_URL") or auth.base_url,
+    )
+
+
+def resolve_approval_mode(args: argparse.Namespace, settings: Settings) -> ApprovalMode:
+    if args.approval_mode:
+        return ApprovalMode(args.approval_mode)
+    if args.yolo:
+        return ApprovalMode.YOLO
+    return ApprovalMode(settings.tools.approval_mode or "default")
+
+
+def read_prompt(args: argparse.Namespace) -> str | None:
+    prompt = args.prompt if args.prompt is not None else args.query
+    if not sys.stdin.isatty():
+        piped = sys.stdin.read()
+        if piped.strip():
+            prompt = f"{prompt}\n\n{piped}" if prompt else piped
+    return prompt
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"qcli: {text}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    loaded = load_settings(cwd)
+    for problem in loaded.problems:
+        _say(f"settings: {problem}")
+    settings = loaded.settings
+    mode = resolve_approval_mode(args, settings)
+
+    approver: Approver | None = None
+    llm: LLMClient
+    if args.demo:
+        from qcli.console import ConsoleApprover
+        from qcli.demo import DEMO_PROMPT, copy_sample_project, demo_model
+
+        cwd = copy_sample_project()
+        settings = Settings()
+        prompt: str | None = DEMO_PROMPT
+        llm = demo_model(cwd)
+        interactive = sys.stdin.isatty()
+        approver = ConsoleApprover() if interactive else None
+        _say(f"demo: a scripted model (no API key) working in a scratch copy at {cwd}")
+        if not interactive and mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
+            _say(
+                "demo: no terminal to ask in, so the edit will be refused; run it in a terminal, or add --yolo"
+            )
+        _say(f"> {prompt}")
+    else:
+        prompt = read_prompt(args)
+        if prompt is None or not prompt.strip():
+            if sys.stdin.isatty():
+                _say("the interactive UI is not built yet; pass a prompt with -p, or try qcli --demo")
+            else:
+                _say("no prompt: pass one with -p or pipe it on standard input")
+            return EXIT_INPUT
+        config = resolve_model_config(args, settings, dict(os.environ))
+        if not config.api_key and not config.base_url:
+            _say(
+                "no model configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's), "
+                "or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo"
+            )
+            return EXIT_AUTH
+        from qcore.llm.openai_client import OpenAIClient
+
+        llm = OpenAIClient(model=config.model, api_key=config.api_key, base_url=config.base_url)
+
+    session, problems = create_session(
+        llm=llm,
+        workspace=Workspace([cwd]),
+        settings=settings,
+        mode=mode,
+        approver=approver,
+        max_turns=args.max_session_turns,
+    )
+    for problem in problems:
+        _say(problem)
+    printer = HeadlessPrinter(args.output_format)
+    return asyncio.run(_run_and_close(session, prompt, printer, llm))
+
+
+async def _run_and_close(session: Session, prompt: str, printer: HeadlessPrinter, llm: LLMClient) -> int:
+    try:
+        return await run_headless(session, prompt, printer)
+    finally:
+        close = getattr(llm, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,71 @@
+"""Cancellation that reaches every layer: the turn, the scheduler and the running tool.
+
+Qwen Code threads a DOM ``AbortSignal`` through ``execute``; we keep the same shape so tools can poll
+``aborted``, await ``wait()`` or hook ``on_abort`` to end a subprocess, whichever suits them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+
+class AbortSignal:
+    """A one-way flag: once aborted it stays aborted, and every waiter and callback is told once."""
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._callbacks: list[Callable[[str], None]] = []
+        self._waiters: list[asyncio.Future[str]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        return self._reason
+
+    def abort(self, reason: str = "Operation cancelled.") -> None:
+        if self._reason is not None:
+            return
+        self._reason = reason
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(reason)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(reason)
+
+    def on_abort(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(reason)`` when aborted (at once if it already is); returns a remover."""
+        if self._reason is not None:
+            callback(self._reason)
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    async def wait(self) -> str:
+        """Return the reason once aborted."""
+        if self._reason is not None:
+            return self._reason
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def child(self) -> AbortSignal:
+        """A signal that aborts with this one but can also be aborted on its own (one turn of many)."""
+        child = AbortSignal()
+        remove = self.on_abort(child.abort)
+        child.on_abort(lambda _reason: remove())
+        return child

@@ -1,0 +1,147 @@
+"""Everything a user could see, as typed events; the TUI, the headless printer and tests all subscribe.
+
+Events are frozen dataclasses so a subscriber can keep them. ``EventBus.emit`` calls subscribers in
+order, synchronously: a UI on another loop or thread hops over itself (Textual's ``post_message`` is safe
+to call from a handler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qcore.llm.types import ToolCallRequest, Usage
+from qcore.permissions.modes import ApprovalMode
+from qcore.scheduling import ToolCall
+from qcore.tools.results import ToolResultDisplay
+
+
+@dataclass(frozen=True)
+class SessionStarted:
+    session_id: str
+    model: str
+    tools: tuple[str, ...]
+    approval_mode: ApprovalMode
+    cwd: str
+
+
+@dataclass(frozen=True)
+class UserPrompt:
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelRequestStarted:
+    turn: int
+    """1-based count of requests to the model in this session."""
+
+
+@dataclass(frozen=True)
+class AssistantTextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """The model's whole answer for one request, once streaming ends."""
+
+    turn: int
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...]
+    usage: Usage | None
+
+
+@dataclass(frozen=True)
+class ModelRetrying:
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolCallUpdated:
+    """A call changed state (validating, scheduled, awaiting_approval, executing, success, error, cancelled)."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolOutputUpdated:
+    """Live output from a running tool that can stream it."""
+
+    call_id: str
+    output: ToolResultDisplay
+
+
+@dataclass(frozen=True)
+class ToolResultsSent:
+    """The batch's results, in call order, as they go back to the model."""
+
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True)
+class UsageUpdated:
+    turn_usage: Usage
+    total_usage: Usage
+
+
+@dataclass(frozen=True)
+class ApprovalModeChanged:
+    mode: ApprovalMode
+
+
+@dataclass(frozen=True)
+class ErrorOccurred:
+    message: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    """A prompt has been answered, or the loop stopped: ``reason`` says which."""
+
+    text: str
+    reason: str
+    """``completed``, ``max_turns``, ``cancelled`` or ``error``."""
+    num_turns: int
+    usage: Usage
+    duration_ms: int
+
+
+Event = (
+    SessionStarted
+    | UserPrompt
+    | ModelRequestStarted
+    | AssistantTextDelta
+    | AssistantMessage
+    | ModelRetrying
+    | ToolCallUpdated
+    | ToolOutputUpdated
+    | ToolResultsSent
+    | UsageUpdated
+    | ApprovalModeChanged
+    | ErrorOccurred
+    | TurnFinished
+)
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add ``subscriber``; returns the function that removes it."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber(event)

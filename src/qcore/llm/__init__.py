@@ -1,0 +1,1 @@
+"""Model clients: the protocol, the OpenAI-compatible client (imports ``openai`` lazily) and the scripted one."""

@@ -1,0 +1,121 @@
+"""The conversation as qcore keeps it, and the protocol every model client speaks.
+
+Messages mirror OpenAI chat completions (system, user, assistant with tool calls, tool results) because
+that is the wire format of every server we talk to; a client for another API converts at its edge.
+A client's ``stream`` yields text as it arrives, a ``RetryNotice`` before each retry, and exactly one
+``ModelResponse`` last, or raises ``LLMError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+from qcore.abort import AbortSignal
+from qcore.tools.results import Part
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A call as the model sent it; ``arguments`` is the raw text, parsed later and forgivingly."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Role
+    content: str | Sequence[Part] | None = None
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.prompt_tokens,
+            "output_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """The client is about to try again after ``delay`` seconds."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+StreamItem = TextDelta | RetryNotice | ModelResponse
+
+
+class LLMErrorKind(StrEnum):
+    AUTH = "auth"
+    """401/403: the key was refused."""
+    NOT_FOUND = "not_found"
+    """404: wrong base URL or unknown model."""
+    CONNECTION = "connection"
+    """Nothing answered at the base URL."""
+    RATE_LIMIT = "rate_limit"
+    SERVER = "server"
+    BAD_REQUEST = "bad_request"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    PROTOCOL = "protocol"
+    """The server answered with something that is not a chat completion."""
+
+
+class LLMError(Exception):
+    def __init__(self, message: str, kind: LLMErrorKind, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+class LLMClient(Protocol):
+    model: str
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]],
+        signal: AbortSignal,
+    ) -> AsyncIterator[StreamItem]: ...

@@ -1,0 +1,76 @@
+"""Putting a session together: built-in tools, then installed plugins, filtered by settings; the policy; the prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qcore.agent import Session
+from qcore.events import EventBus
+from qcore.llm.types import LLMClient
+from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
+from qcore.prompt import build_system_prompt
+from qcore.settings import Settings
+from qcore.tools.base import AnyTool, ToolContext
+from qcore.tools.builtin import BUILTIN_TOOLS
+from qcore.tools.plugins import load_plugin_tools
+from qcore.tools.registry import ToolNameClash, ToolRegistry
+from qcore.workspace import Workspace
+
+
+@dataclass
+class ToolSetup:
+    registry: ToolRegistry
+    problems: list[str] = field(default_factory=list)
+    """What went wrong while collecting tools; the rest still work."""
+
+
+def build_tools(context: ToolContext, settings: Settings, *, plugins: bool = True) -> ToolSetup:
+    registry = ToolRegistry(core=settings.tools.core, exclude=settings.tools.exclude)
+    setup = ToolSetup(registry)
+    for tool_class in BUILTIN_TOOLS:
+        registry.register(tool_class(context), builtin=True)
+    if plugins:
+        found, problems = load_plugin_tools(context)
+        setup.problems.extend(f"plugin {problem.entry_point}: {problem.message}" for problem in problems)
+        for tool in found:
+            add_tool(setup, tool, origin="plugin")
+    return setup
+
+
+def add_tool(setup: ToolSetup, tool: AnyTool, *, origin: str) -> bool:
+    try:
+        setup.registry.register(tool)
+    except ToolNameClash as error:
+        setup.problems.append(
+            f"{origin} tool {tool.name!r} not registered: {error}; the existing tool is kept"
+        )
+        return False
+    return True
+
+
+def create_session(
+    *,
+    llm: LLMClient,
+    workspace: Workspace,
+    settings: Settings,
+    mode: ApprovalMode,
+    approver: Approver | None,
+    max_turns: int | None = None,
+    events: EventBus | None = None,
+    plugins: bool = True,
+) -> tuple[Session, list[str]]:
+    """A ready session for ``workspace``; the list holds tool problems to show the user."""
+    context = ToolContext(workspace=workspace, settings=settings)
+    setup = build_tools(context, settings, plugins=plugins)
+    policy = PermissionPolicy(mode=mode, allowed=tuple(settings.tools.allowed))
+    session = Session(
+        llm=llm,
+        registry=setup.registry,
+        policy=policy,
+        approver=approver,
+        system_prompt=build_system_prompt(workspace.root, mode),
+        max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
+        events=events,
+        cwd=workspace.root,
+    )
+    return session, setup.problems

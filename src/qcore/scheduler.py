@@ -1,0 +1,246 @@
+"""ToolScheduler: one batch of the model's tool calls, from raw arguments to results in call order.
+
+Order of work, as in Qwen Code: every call is validated first; questions are then put one at a time in
+call order; nothing executes until every call is scheduled or finished. Execution differs: consecutive
+read-only calls run concurrently, while calls that change the world run one at a time in order. Nothing
+raises out of ``run``: every failure becomes an ``error`` call whose message tells the model what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from qcore.abort import AbortSignal
+from qcore.events import Event, ToolCallUpdated, ToolOutputUpdated
+from qcore.llm.types import ToolCallRequest
+from qcore.permissions.approver import ApprovalRequest, Approver
+from qcore.permissions.policy import PermissionPolicy, Verdict
+from qcore.scheduling import ToolCall, ToolCallState
+from qcore.tools.arguments import ArgumentsError, parse_arguments
+from qcore.tools.base import MUTATOR_KINDS, AnyTool, ToolParamsError
+from qcore.tools.confirmation import ToolConfirmationOutcome
+from qcore.tools.registry import ToolRegistry
+from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
+
+CANCEL_GRACE_SECONDS = 2.0
+"""How long a tool may take to wind down after the signal before its task is cancelled outright."""
+
+
+class ToolScheduler:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: PermissionPolicy,
+        approver: Approver | None,
+        emit: Callable[[Event], None],
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.approver = approver
+        self._emit = emit
+        self._tools: dict[str, AnyTool] = {}
+
+    # --- state changes ----------------------------------------------------------------------------
+
+    def _set(self, call: ToolCall, **changes: Any) -> ToolCall:
+        if call.state.terminal:
+            return call
+        updated = replace(call, **changes)
+        self._emit(ToolCallUpdated(updated))
+        return updated
+
+    def _fail(self, call: ToolCall, message: str, error_type: ToolErrorType) -> ToolCall:
+        return self._set(call, state=ToolCallState.ERROR, result=ToolResult.failure(message, error_type))
+
+    def _cancel(self, call: ToolCall, reason: str, partial: ToolResult | None = None) -> ToolCall:
+        content: Any = partial.llm_content if partial else reason
+        display: ToolResultDisplay = partial.return_display if partial and partial.return_display else reason
+        result = ToolResult(content, display, ToolError(reason, ToolErrorType.EXECUTION_FAILED))
+        return self._set(call, state=ToolCallState.CANCELLED, result=result)
+
+    # --- phases -----------------------------------------------------------------------------------
+
+    def _validate(self, request: ToolCallRequest) -> ToolCall:
+        call = ToolCall(request=request)
+        self._emit(ToolCallUpdated(call))
+        if self.registry.is_withheld(request.name):
+            return self._fail(
+                call,
+                f'Tool "{request.name}" is turned off by the user\'s settings (tools.core / tools.exclude); '
+                "do not call it again. Use another tool or ask the user.",
+                ToolErrorType.EXECUTION_DENIED,
+            )
+        name = self.registry.resolve_name(request.name)
+        tool = self.registry.get(name) if name else None
+        if tool is None:
+            hint = self.registry.suggest(request.name)
+            did_you_mean = " Did you mean one of: " + ", ".join(f'"{n}"' for n in hint) + "?" if hint else ""
+            return self._fail(
+                call,
+                f'Tool "{request.name}" not found in registry. Tools must use the exact names that are '
+                f"registered.{did_you_mean} Available tools: {', '.join(self.registry.names)}.",
+                ToolErrorType.TOOL_NOT_REGISTERED,
+            )
+        call = replace(call, tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
+        try:
+            args = parse_arguments(request.arguments)
+        except ArgumentsError as error:
+            return self._fail(
+                call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
+            )
+        call = replace(call, args=args)
+        try:
+            params = tool.build(args)
+            description = tool.get_description(params)
+        except ToolParamsError as error:
+            return self._fail(call, f"Invalid parameters for {tool.name}: {error}", error.error_type)
+        except Exception as error:
+            return self._fail(
+                call,
+                f"Could not prepare {tool.name}: {type(error).__name__}: {error}",
+                ToolErrorType.UNHANDLED_EXCEPTION,
+            )
+        self._tools[call.call_id] = tool
+        return replace(call, params=params, description=description)
+
+    async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
+        if call.state.terminal:
+            return call
+        if signal.aborted:
+            return self._cancel(call, "Tool call cancelled by user.")
+        tool = self._tools[call.call_id]
+        try:
+            details = await tool.should_confirm_execute(call.params, signal)
+        except Exception as error:
+            if signal.aborted:
+                return self._cancel(call, "Tool call cancelled by user.")
+            return self._fail(
+                call,
+                f"{tool.name} failed while preparing: {type(error).__name__}: {error}",
+                ToolErrorType.UNHANDLED_EXCEPTION,
+            )
+        call = replace(call, confirmation=details)
+        decision = self.policy.evaluate(tool, details)
+        if decision.verdict is Verdict.ALLOW:
+            outcome = ToolConfirmationOutcome.PROCEED_ALWAYS if details is not None else None
+            return self._set(call, state=ToolCallState.SCHEDULED, outcome=outcome)
+        if decision.verdict is Verdict.DENY:
+            return self._fail(call, decision.reason, ToolErrorType.EXECUTION_DENIED)
+        if self.approver is None or details is None:
+            return self._fail(
+                call, self.policy.unattended_refusal(tool, details), ToolErrorType.EXECUTION_DENIED
+            )
+
+        call = self._set(call, state=ToolCallState.AWAITING_APPROVAL)
+        request = ApprovalRequest(
+            call_id=call.call_id,
+            tool_name=tool.name,
+            display_name=tool.display_name,
+            kind=tool.kind,
+            description=call.description,
+            details=details,
+            mode=self.policy.mode,
+        )
+        answer = asyncio.ensure_future(self.approver.decide(request))
+        aborted = asyncio.ensure_future(signal.wait())
+        try:
+            await asyncio.wait({answer, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if not answer.done():
+            answer.cancel()
+            return self._cancel(call, "Tool call cancelled by user.")
+        chosen = answer.result()
+        if chosen.outcome is ToolConfirmationOutcome.CANCEL:
+            reason = "User did not allow tool call."
+            if chosen.feedback:
+                reason += f" The user said: {chosen.feedback}"
+            return self._set(
+                call,
+                state=ToolCallState.CANCELLED,
+                outcome=chosen.outcome,
+                result=ToolResult(reason, "Rejected", ToolError(reason, ToolErrorType.EXECUTION_DENIED)),
+            )
+        self.policy.remember(tool, chosen.outcome)
+        return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
+
+    async def _execute(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
+        if call.state is not ToolCallState.SCHEDULED:
+            return call
+        if signal.aborted:
+            return self._cancel(call, "Tool call cancelled by user.")
+        tool = self._tools[call.call_id]
+        started = time.monotonic()
+        call = self._set(call, state=ToolCallState.EXECUTING)
+        last_output: list[ToolResultDisplay] = []
+
+        def update_output(output: ToolResultDisplay) -> None:
+            last_output[:] = [output]
+            self._emit(ToolOutputUpdated(call.call_id, output))
+
+        task = asyncio.ensure_future(
+            tool.execute(call.params, signal, update_output if tool.can_update_output else None)
+        )
+        aborted = asyncio.ensure_future(signal.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():  # the signal fired: give the tool a moment to return its partial output
+                await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+        finally:
+            aborted.cancel()
+            if not task.done():
+                task.cancel()
+        elapsed = int((time.monotonic() - started) * 1000)
+        call = replace(call, duration_ms=elapsed)
+
+        result: ToolResult | None = None
+        if task.done() and not task.cancelled():
+            error = task.exception()
+            if error is not None and not signal.aborted:
+                return self._fail(
+                    call,
+                    f"Tool call execution failed. Reason: {type(error).__name__}: {error}",
+                    ToolErrorType.UNHANDLED_EXCEPTION,
+                )
+            if error is None:
+                result = task.result()
+        if signal.aborted:
+            partial = result
+            if partial is None and last_output and isinstance(last_output[0], str):
+                partial = ToolResult(last_output[0], last_output[0])
+            return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
+        assert result is not None
+        state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
+        return self._set(call, state=state, result=result)
+
+    # --- the batch --------------------------------------------------------------------------------
+
+    async def run(self, requests: Sequence[ToolCallRequest], signal: AbortSignal) -> list[ToolCall]:
+        """Validate, approve and execute ``requests``; the finished calls come back in request order."""
+        calls = [self._validate(request) for request in requests]
+        for index, call in enumerate(calls):
+            calls[index] = await self._approve(call, signal)
+
+        index = 0
+        while index < len(calls):
+            if calls[index].state is not ToolCallState.SCHEDULED or calls[index].kind in MUTATOR_KINDS:
+                calls[index] = await self._execute(calls[index], signal)
+                index += 1
+                continue
+            end = index
+            while (
+                end < len(calls)
+                and calls[end].state is ToolCallState.SCHEDULED
+                and calls[end].kind not in MUTATOR_KINDS
+            ):
+                end += 1
+            done = await asyncio.gather(*(self._execute(call, signal) for call in calls[index:end]))
+            calls[index:end] = done
+            index = end
+        for call in calls:
+            self._tools.pop(call.call_id, None)
+        return calls

@@ -1,0 +1,79 @@
+"""A tool call's states and the frozen record the scheduler emits at each change.
+
+States follow Qwen Code's scheduler: validating -> (scheduled | awaiting_approval) -> executing -> one of
+the terminal states success, error, cancelled. Nothing leaves a terminal state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from qcore.llm.types import ToolCallRequest
+from qcore.tools.base import Kind
+from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
+from qcore.tools.results import ToolResult
+
+
+class ToolCallState(StrEnum):
+    VALIDATING = "validating"
+    SCHEDULED = "scheduled"
+    AWAITING_APPROVAL = "awaiting_approval"
+    EXECUTING = "executing"
+    SUCCESS = "success"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (ToolCallState.SUCCESS, ToolCallState.ERROR, ToolCallState.CANCELLED)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    request: ToolCallRequest
+    state: ToolCallState = ToolCallState.VALIDATING
+    tool_name: str = ""
+    """The registered name (may differ from ``request.name`` when a legacy alias was used)."""
+    display_name: str = ""
+    kind: Kind = Kind.OTHER
+    args: dict[str, Any] | None = None
+    description: str = ""
+    confirmation: ConfirmationDetails | None = None
+    outcome: ToolConfirmationOutcome | None = None
+    result: ToolResult | None = None
+    duration_ms: int = 0
+    params: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def call_id(self) -> str:
+        return self.request.call_id
+
+    def response_text(self) -> str:
+        """What the model reads for this call."""
+        result = self.result
+        if self.state is ToolCallState.CANCELLED:
+            reason = result.error.message if result and result.error else "User cancelled tool execution."
+            partial = result.text() if result else ""
+            tail = f"\nOutput before cancellation:\n{partial}" if partial and partial != reason else ""
+            return f"[Operation Cancelled] Reason: {reason}{tail}"
+        if result is None:
+            return "Error: the call ended without a result."
+        if result.error is not None:
+            return f"Error ({result.error.type.value}): {result.error.message}"
+        text = result.text()
+        if not text and not result.media():
+            return "Tool execution succeeded."
+        return text
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready view for transcripts."""
+        error = self.result.error if self.result else None
+        return {
+            "call_id": self.call_id,
+            "name": self.tool_name or self.request.name,
+            "state": self.state.value,
+            "args": self.args if self.args is not None else self.request.arguments,
+            "error_type": error.type.value if error else None,
+        }

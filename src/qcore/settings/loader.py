@@ -1,0 +1,261 @@
+"""Finding, reading, merging and validating the settings files; problems are collected, never raised.
+
+A broken file is skipped whole (with its position reported) and the other scopes still apply. A bad
+value that survives parsing costs only that key: it is reported, dropped, and validation runs again,
+so one typo never throws away a user's MCP servers or API key.
+
+Scopes, lowest precedence first (Linux paths; see ``_system_settings_path`` for the others):
+
+1. system defaults: ``QWEN_CODE_SYSTEM_DEFAULTS_PATH``, else ``system-defaults.json`` beside (4);
+2. user: ``~/.qwen/settings.json``;
+3. workspace: ``<cwd>/.qwen/settings.json``, skipped when cwd is the home directory (it would be (2));
+4. system: ``/etc/qwen-code/settings.json`` or ``QWEN_CODE_SYSTEM_SETTINGS_PATH``; it wins over all.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from qcore.settings.envsubst import substitute_env
+from qcore.settings.jsonc import JsoncError, parse_jsonc, strip_jsonc
+from qcore.settings.legacy import migrate_legacy
+from qcore.settings.merge import MERGE_STRATEGIES, MergeStrategy, merge_settings
+from qcore.settings.model import Settings
+
+__all__ = ["LoadedSettings", "Scope", "SettingsProblem", "SettingsSource", "load_settings"]
+
+Scope = Literal["system-defaults", "user", "workspace", "system"]
+
+_LIST_STRATEGIES = (MergeStrategy.CONCAT, MergeStrategy.UNION)
+_MAX_VALIDATION_PASSES = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettingsProblem:
+    """Something wrong in the settings; ``path`` is the file when one file is to blame."""
+
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = ":".join(str(part) for part in (self.path, self.line, self.column) if part is not None)
+        return f"{where}: {self.message}" if where else self.message
+
+
+@dataclass(frozen=True)
+class SettingsSource:
+    scope: Scope
+    path: Path
+    loaded: bool
+    """False when the file is absent, broken, or the scope was skipped."""
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    problems: list[SettingsProblem] = field(default_factory=list)
+    sources: list[SettingsSource] = field(default_factory=list)
+    """Every scope in merge order, whether or not its file was loaded."""
+    raw: dict[str, Any] = field(default_factory=dict)
+    """The merged dict before validation, invalid keys included, for keys ``Settings`` does not model."""
+
+
+def _system_settings_path(env: Mapping[str, str], cwd: Path) -> Path:
+    override = env.get("QWEN_CODE_SYSTEM_SETTINGS_PATH")
+    if override:
+        return cwd / override
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support/QwenCode/settings.json")
+    if sys.platform == "win32":
+        return Path("C:/ProgramData/qwen-code/settings.json")
+    return Path("/etc/qwen-code/settings.json")
+
+
+def _scope_paths(cwd: Path, env: Mapping[str, str], home: Path) -> list[tuple[Scope, Path]]:
+    system = _system_settings_path(env, cwd)
+    defaults_override = env.get("QWEN_CODE_SYSTEM_DEFAULTS_PATH")
+    defaults = cwd / defaults_override if defaults_override else system.parent / "system-defaults.json"
+    return [
+        ("system-defaults", defaults),
+        ("user", home / ".qwen" / "settings.json"),
+        ("workspace", cwd / ".qwen" / "settings.json"),
+        ("system", system),
+    ]
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _default_home() -> Path:
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):
+        return Path(tempfile.gettempdir())
+
+
+def _first_token(text: str) -> tuple[int, int]:
+    stripped = strip_jsonc(text)
+    index = len(stripped) - len(stripped.lstrip())
+    line = stripped.count("\n", 0, index) + 1
+    return line, index - (stripped.rfind("\n", 0, index) + 1) + 1
+
+
+def _parse_file(path: Path, problems: list[SettingsProblem]) -> dict[str, Any] | None:
+    """The file's JSON object; None if it is absent or broken (broken files add a problem)."""
+    label = str(path)
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        problems.append(SettingsProblem(path=label, message=f"cannot read settings file: {exc.strerror}"))
+        return None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        problems.append(SettingsProblem(path=label, line=line, column=column, message="not valid UTF-8"))
+        return None
+    try:
+        parsed = parse_jsonc(text, path=label) if strip_jsonc(text).strip() else {}
+    except JsoncError as exc:
+        problems.append(SettingsProblem(path=label, line=exc.line, column=exc.column, message=exc.reason))
+        return None
+    if not isinstance(parsed, dict):
+        line, column = _first_token(text)
+        message = "settings file is not a JSON object"
+        problems.append(SettingsProblem(path=label, line=line, column=column, message=message))
+        return None
+    return parsed
+
+
+def _load_file(path: Path, env: Mapping[str, str], problems: list[SettingsProblem]) -> dict[str, Any] | None:
+    parsed = _parse_file(path, problems)
+    if parsed is None:
+        return None
+    substituted, unset = substitute_env(migrate_legacy(parsed), env)
+    for name in unset:
+        message = f"environment variable {name} is not set; its reference is left as written"
+        problems.append(SettingsProblem(path=str(path), message=message, severity="warning"))
+    result: dict[str, Any] = substituted
+    return result
+
+
+def _walk(data: dict[str, Any], loc: Sequence[int | str]) -> list[str]:
+    """The longest run of dict keys along ``loc`` that exists in ``data``: the key to drop."""
+    keys: list[str] = []
+    node: Any = data
+    for part in loc:
+        if not (isinstance(node, dict) and isinstance(part, str) and part in node):
+            break
+        keys.append(part)
+        node = node[part]
+    return keys
+
+
+def _defines(data: dict[str, Any], keys: Sequence[str]) -> bool:
+    node: Any = data
+    for key in keys:
+        if not (isinstance(node, dict) and key in node):
+            return False
+        node = node[key]
+    return True
+
+
+def _origins(keys: Sequence[str], layers: Sequence[tuple[Path, dict[str, Any]]]) -> list[Path]:
+    """Files a merged value came from: the last one that sets it, or all of them for joined lists."""
+    setters = [path for path, data in layers if _defines(data, keys)]
+    if MERGE_STRATEGIES.get(".".join(keys)) in _LIST_STRATEGIES:
+        return setters
+    return setters[-1:]
+
+
+def _drop(data: dict[str, Any], keys: Sequence[str]) -> None:
+    node = data
+    for key in keys[:-1]:
+        node = node[key]
+    del node[keys[-1]]
+
+
+def _drop_invalid(
+    data: dict[str, Any],
+    error: ValidationError,
+    layers: Sequence[tuple[Path, dict[str, Any]]],
+    problems: list[SettingsProblem],
+) -> bool:
+    """Report and remove each key that failed; False if nothing could be removed."""
+    reasons: dict[tuple[str, ...], list[str]] = {}
+    for detail in error.errors():
+        keys = tuple(_walk(data, detail["loc"]))
+        if keys:
+            messages = reasons.setdefault(keys, [])
+            if detail["msg"] not in messages:
+                messages.append(detail["msg"])
+    for keys, messages in reasons.items():
+        if not _defines(data, keys):
+            continue  # already gone with a parent key dropped earlier in this pass
+        _drop(data, keys)
+        origins = _origins(keys, layers)
+        message = f"{'.'.join(keys)}: {'; '.join(messages)}; the setting is ignored"
+        if len(origins) > 1:
+            message += f" (set in {', '.join(str(path) for path in origins)})"
+        path = str(origins[0]) if len(origins) == 1 else None
+        problems.append(SettingsProblem(path=path, message=message))
+    return bool(reasons)
+
+
+def _validate(
+    raw: dict[str, Any],
+    layers: Sequence[tuple[Path, dict[str, Any]]],
+    problems: list[SettingsProblem],
+) -> Settings:
+    data = copy.deepcopy(raw)
+    for _ in range(_MAX_VALIDATION_PASSES):
+        try:
+            return Settings.model_validate(data)
+        except ValidationError as exc:
+            if not _drop_invalid(data, exc, layers, problems):
+                break
+    problems.append(SettingsProblem(message="settings could not be validated; using the defaults"))
+    return Settings()
+
+
+def load_settings(
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> LoadedSettings:
+    """Load and merge every settings scope for ``cwd``; see ``LoadedSettings.problems`` for what failed."""
+    env = os.environ if env is None else env
+    cwd = _resolved(cwd)
+    home = _resolved(_default_home() if home is None else home)
+    problems: list[SettingsProblem] = []
+    sources: list[SettingsSource] = []
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    for scope, path in _scope_paths(cwd, env, home):
+        skipped = scope == "workspace" and cwd == home
+        data = None if skipped else _load_file(path, env, problems)
+        sources.append(SettingsSource(scope, path, loaded=data is not None))
+        if data is not None:
+            layers.append((path, data))
+    raw = merge_settings(data for _, data in layers)
+    settings = _validate(raw, layers, problems)
+    return LoadedSettings(settings=settings, problems=problems, sources=sources, raw=raw)

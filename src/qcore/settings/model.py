@@ -1,0 +1,153 @@
+"""The typed view of the settings qcore reads; everything else is kept, untyped, as model extra.
+
+Attributes are snake_case; the camelCase spelling of the files is the alias (both are accepted).
+Every section defaults to its empty value so ``Settings()`` is a complete, usable configuration.
+Validation is pydantic's lax mode on purpose: env substitution only produces strings, so
+``"timeout": "${MCP_TIMEOUT}"`` must still become an int.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "ApprovalModeSetting",
+    "AuthSettings",
+    "CheckpointingSettings",
+    "ContextSettings",
+    "FileFilteringSettings",
+    "GeneralSettings",
+    "McpServerConfig",
+    "McpSettings",
+    "ModelSettings",
+    "PermissionsSettings",
+    "SecuritySettings",
+    "Settings",
+    "SettingsSection",
+    "ToolsSettings",
+]
+
+ApprovalModeSetting = Literal["plan", "default", "auto-edit", "yolo"]
+
+
+def _env_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else value
+
+
+def _stringify_scalars(value: Any) -> Any:
+    """Environment values end up as strings anyway; accept ``"PORT": 8080`` and ``true`` as written."""
+    return {key: _env_text(item) for key, item in value.items()} if isinstance(value, dict) else value
+
+
+EnvMapping = Annotated[dict[str, str], BeforeValidator(_stringify_scalars)]
+
+
+class SettingsSection(BaseModel):
+    """Shared config: camelCase aliases, names accepted too, unknown keys kept."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class ModelSettings(SettingsSection):
+    name: str | None = None
+    max_session_turns: int = Field(default=-1, ge=-1)
+    """-1 means unlimited."""
+    generation_config: dict[str, Any] | None = None
+
+
+class AuthSettings(SettingsSection):
+    selected_type: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+
+
+class SecuritySettings(SettingsSection):
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+
+
+class ToolsSettings(SettingsSection):
+    core: list[str] | None = None
+    """Allowlist of built-in tools; None means all of them."""
+    exclude: list[str] = []
+    allowed: list[str] = []
+    """Tools (or ``run_shell_command(prefix)`` patterns) that run without confirmation."""
+    approval_mode: ApprovalModeSetting | None = None
+    discovery_command: str | None = None
+    call_command: str | None = None
+    discovery_timeout_ms: int = Field(default=30_000, gt=0)
+    call_timeout_ms: int = Field(default=120_000, gt=0)
+    use_ripgrep: bool = True
+    enable_tool_output_truncation: bool = True
+    truncate_tool_output_threshold: int = 25_000
+    """Characters; zero or less means no limit."""
+    truncate_tool_output_lines: int = 1_000
+
+
+class McpServerConfig(SettingsSection):
+    command: str | None = None
+    args: list[str] = []
+    env: EnvMapping = {}
+    cwd: str | None = None
+    url: str | None = None
+    """SSE transport."""
+    http_url: str | None = None
+    """Streamable-HTTP transport."""
+    headers: dict[str, str] = {}
+    timeout: int | None = Field(default=None, gt=0)
+    """Milliseconds."""
+    trust: bool = False
+    include_tools: list[str] | None = None
+    exclude_tools: list[str] | None = None
+    description: str | None = None
+
+
+class McpSettings(SettingsSection):
+    server_command: str | None = None
+    allowed: list[str] | None = None
+    excluded: list[str] | None = None
+
+
+class FileFilteringSettings(SettingsSection):
+    respect_git_ignore: bool = True
+    respect_qwen_ignore: bool = True
+
+
+class ContextSettings(SettingsSection):
+    file_name: str | list[str] = "QWEN.md"
+    include_directories: list[str] = []
+    file_filtering: FileFilteringSettings = Field(default_factory=FileFilteringSettings)
+
+
+class PermissionsSettings(SettingsSection):
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+
+
+class CheckpointingSettings(SettingsSection):
+    enabled: bool = False
+
+
+class GeneralSettings(SettingsSection):
+    preferred_editor: str | None = None
+    checkpointing: CheckpointingSettings = Field(default_factory=CheckpointingSettings)
+
+
+class Settings(SettingsSection):
+    """All settings qcore reads, after the scopes are merged."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    mcp_servers: dict[str, McpServerConfig] = {}
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    general: GeneralSettings = Field(default_factory=GeneralSettings)
+    web_search: dict[str, Any] | None = None
+    env: EnvMapping = {}

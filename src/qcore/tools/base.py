@@ -1,0 +1,240 @@
+"""The tool contract: Qwen Code's ``BaseDeclarativeTool`` in Python spelling.
+
+A tool is a class with a pydantic params model beside it. Its name defaults to the class name in
+snake_case (``ReadFile`` -> ``read_file``) and its description to the docstring, so declaring one is short::
+
+    class CountLinesParams(ToolParams):
+        absolute_path: str = Field(description="The file to count.")
+
+    class CountLines(BaseTool[CountLinesParams]):
+        \"\"\"Counts the lines of a text file.\"\"\"
+
+        kind = Kind.READ
+        params_model = CountLinesParams
+
+        async def execute(self, params, signal, update_output=None):
+            ...
+
+Life of a call: ``build(raw)`` (schema then ``validate_tool_param_values``), ``should_confirm_execute``
+(the question, if any; the permission policy decides whether it is asked), ``execute``. Tools whose schema
+comes from elsewhere (MCP, a discovery command) override ``parameter_schema`` and ``parse_params``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from qcore.abort import AbortSignal
+from qcore.tools.confirmation import ConfirmationDetails
+from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
+
+if TYPE_CHECKING:
+    from qcore.settings import Settings
+    from qcore.workspace import Workspace
+
+
+class Kind(StrEnum):
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    THINK = "think"
+    FETCH = "fetch"
+    OTHER = "other"
+
+
+MUTATOR_KINDS = frozenset({Kind.EDIT, Kind.DELETE, Kind.MOVE, Kind.EXECUTE})
+"""Kinds that change the world; plan mode never runs them and the scheduler runs them one at a time."""
+
+
+class ToolParams(BaseModel):
+    """Base for params models: unknown fields are refused (the model is told which ones are expected),
+    numbers are accepted where text is wanted, and "true"/"3" coerce to bool/int as pydantic's lax mode does.
+    """
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=True)
+
+
+class ToolParamsError(ValueError):
+    """Arguments that cannot be used; the message tells the model what to change."""
+
+    def __init__(self, message: str, error_type: ToolErrorType = ToolErrorType.INVALID_TOOL_PARAMS) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+UpdateOutput = Callable[[ToolResultDisplay], None]
+P = TypeVar("P", bound=BaseModel)
+
+
+@dataclass
+class ToolContext:
+    """What a tool may reach: the workspace it is confined to and the settings in force."""
+
+    workspace: Workspace
+    settings: Settings | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def snake_case(name: str) -> str:
+    """``ReadFile`` -> ``read_file``, ``HTTPGetTool`` -> ``http_get``."""
+    if name.endswith("Tool") and name != "Tool":
+        name = name[: -len("Tool")]
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return spaced.lower()
+
+
+def _clean_schema(node: Any) -> Any:
+    """Drop pydantic's ``title`` noise; the model pays for every character of a declaration."""
+    if isinstance(node, dict):
+        return {
+            key: _clean_schema(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(node, list):
+        return [_clean_schema(item) for item in node]
+    return node
+
+
+def describe_validation_error(tool_name: str, error: ValidationError, schema: Mapping[str, Any]) -> str:
+    """One line per problem, then the parameters the tool does take: enough for the model to retry."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "(arguments)"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"{where}: not a parameter of {tool_name}")
+        elif item["type"] == "missing":
+            problems.append(f"{where}: required but missing")
+        else:
+            problems.append(f"{where}: {item['msg']} (got {json.dumps(item.get('input'), default=str)})")
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    expected = ", ".join(
+        f"{name} ({spec.get('type', 'any')}{', required' if name in required else ''})"
+        for name, spec in properties.items()
+    )
+    return "; ".join(problems) + (f". Expected parameters: {expected}." if expected else ".")
+
+
+class BaseTool(Generic[P]):
+    name: str = ""
+    """The name the model calls; defaults to the class name in snake_case."""
+    display_name: str = ""
+    description: str = ""
+    kind: Kind = Kind.OTHER
+    params_model: ClassVar[type[BaseModel]]
+    is_output_markdown: bool = True
+    can_update_output: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("name"):
+            cls.name = snake_case(cls.__name__)
+        if not cls.__dict__.get("display_name"):
+            cls.display_name = re.sub(r"Tool$", "", cls.__name__) or cls.__name__
+        if not cls.__dict__.get("description") and cls.__doc__:
+            cls.description = inspect.cleandoc(cls.__doc__)
+
+    def __init__(self, context: ToolContext | None = None) -> None:
+        self.context = context
+
+    # --- schema -----------------------------------------------------------------------------------
+
+    @property
+    def parameter_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = _clean_schema(self.params_model.model_json_schema())
+        schema.setdefault("properties", {})
+        return schema
+
+    def declaration(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameter_schema,
+            },
+        }
+
+    # --- validation -------------------------------------------------------------------------------
+
+    def parse_params(self, raw: Mapping[str, Any]) -> P:
+        """Schema validation; raises ToolParamsError with a message the model can act on."""
+        try:
+            params: P = self.params_model.model_validate(dict(raw))  # type: ignore[assignment]
+        except ValidationError as error:
+            raise ToolParamsError(
+                describe_validation_error(self.name, error, self.parameter_schema)
+            ) from None
+        return params
+
+    def validate_tool_param_values(self, params: P) -> str | None:
+        """Semantic checks beyond the schema; return the reason, or raise ToolParamsError to give a type."""
+        return None
+
+    def build(self, raw: Mapping[str, Any]) -> P:
+        params = self.parse_params(raw)
+        problem = self.validate_tool_param_values(params)
+        if problem:
+            raise ToolParamsError(problem)
+        return params
+
+    @property
+    def workspace(self) -> Workspace:
+        if self.context is None:
+            raise RuntimeError(f"{self.name} needs a ToolContext with a workspace")
+        return self.context.workspace
+
+    def resolve_path(self, path: str, *, readable_only: bool = False) -> Path:
+        """The real path inside the workspace, or ToolParamsError(path_not_in_workspace)."""
+        from qcore.workspace import PathOutsideWorkspace
+
+        try:
+            return self.workspace.resolve(path, readable_only=readable_only)
+        except PathOutsideWorkspace as error:
+            raise ToolParamsError(str(error), ToolErrorType.PATH_NOT_IN_WORKSPACE) from None
+
+    def validate_tool_params(self, raw: Mapping[str, Any]) -> str | None:
+        """None when ``raw`` would build, else the reason."""
+        try:
+            self.build(raw)
+        except ToolParamsError as error:
+            return str(error)
+        return None
+
+    # --- the call ---------------------------------------------------------------------------------
+
+    def get_description(self, params: P) -> str:
+        """One line for the UI."""
+        return json.dumps(params.model_dump(exclude_none=True), ensure_ascii=False, default=str)
+
+    def tool_locations(self, params: P) -> list[ToolLocation]:
+        return []
+
+    async def should_confirm_execute(self, params: P, signal: AbortSignal) -> ConfirmationDetails | None:
+        """What to ask before running, or None when there is nothing to ask (read-only tools)."""
+        return None
+
+    async def execute(
+        self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        raise NotImplementedError(f"{type(self).__name__}.execute")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+AnyTool = BaseTool[Any]

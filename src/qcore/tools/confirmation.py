@@ -1,0 +1,75 @@
+"""What a tool would ask the user before it runs, and the answers the user can give.
+
+A tool describes the question (``should_confirm_execute`` returns one of these, or None for "nothing to
+ask"); whether it is actually asked is the permission policy's decision, not the tool's. That keeps one
+permission model for every tool, where Qwen Code lets each tool peek at the approval mode itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+
+class ToolConfirmationOutcome(StrEnum):
+    PROCEED_ONCE = "proceed_once"
+    PROCEED_ALWAYS = "proceed_always"
+    PROCEED_ALWAYS_SERVER = "proceed_always_server"
+    PROCEED_ALWAYS_TOOL = "proceed_always_tool"
+    MODIFY_WITH_EDITOR = "modify_with_editor"
+    CANCEL = "cancel"
+
+
+@dataclass(frozen=True)
+class EditConfirmation:
+    """A change to one file, shown as a diff."""
+
+    title: str
+    file_name: str
+    file_path: str
+    file_diff: str
+    original_content: str | None
+    new_content: str
+    type: Literal["edit"] = "edit"
+
+
+@dataclass(frozen=True)
+class ExecConfirmation:
+    """A shell command, always shown whole, with the root commands it runs."""
+
+    title: str
+    command: str
+    root_commands: tuple[str, ...]
+    type: Literal["exec"] = "exec"
+
+
+@dataclass(frozen=True)
+class McpConfirmation:
+    title: str
+    server_name: str
+    tool_name: str
+    tool_display_name: str
+    type: Literal["mcp"] = "mcp"
+
+
+@dataclass(frozen=True)
+class InfoConfirmation:
+    """Anything else worth a question: a fetch, a search, a discovered tool's call."""
+
+    title: str
+    prompt: str
+    urls: tuple[str, ...] = ()
+    type: Literal["info"] = "info"
+
+
+@dataclass(frozen=True)
+class PlanConfirmation:
+    title: str
+    plan: str
+    type: Literal["plan"] = "plan"
+
+
+ConfirmationDetails = (
+    EditConfirmation | ExecConfirmation | McpConfirmation | InfoConfirmation | PlanConfirmation
+)

@@ -1,0 +1,95 @@
+"""``edit``: replace exact text in a file; an empty ``old_string`` creates a new file.
+
+Matching is literal on LF-normalised text, so a CRLF file is matched and written back as CRLF. ``$`` in
+``new_string`` is literal (``str.replace`` has no patterns). The forgiving match ladder for near-misses
+arrives with the hardened tool set.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from qcore.tools.base import ToolParams
+from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.results import ToolErrorType, ToolResult
+
+
+class EditParams(ToolParams):
+    file_path: str = Field(
+        description="Path of the file to change (absolute, or relative to the workspace root)."
+    )
+    old_string: str = Field(
+        description="The exact text to replace, with enough context to match once. Empty to create a new file."
+    )
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+
+
+def _first_line(text: str, width: int = 30) -> str:
+    line = text.split("\n", 1)[0]
+    return line if len(line) <= width else line[:width] + "..."
+
+
+class Edit(FileChangeTool[EditParams]):
+    """Replaces text in a file. old_string must match the file exactly (including indentation) and only
+    once unless replace_all is true. Read the file first. To create a file, pass an empty old_string."""
+
+    params_model = EditParams
+    confirm_title = "Confirm Edit"
+
+    def get_description(self, params: EditParams) -> str:
+        shown = self.workspace.relative(self.resolve_path(params.file_path))
+        if not params.old_string:
+            return f"Create {shown}"
+        return f"{shown}: {_first_line(params.old_string)} => {_first_line(params.new_string)}"
+
+    def validate_tool_param_values(self, params: EditParams) -> str | None:
+        self.resolve_path(params.file_path)
+        return None
+
+    def propose(self, params: EditParams) -> Proposal | ToolResult:
+        path = self.resolve_path(params.file_path)
+        existing = load_existing(path)
+        if isinstance(existing, ToolResult):
+            return existing
+        old = params.old_string.replace("\r\n", "\n")
+        new = params.new_string.replace("\r\n", "\n")
+        if existing is None:
+            if old:
+                return ToolResult.failure(
+                    f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.",
+                    ToolErrorType.FILE_NOT_FOUND,
+                )
+            return Proposal(path, None, new)
+        if not old:
+            return ToolResult.failure(
+                f"Failed to edit. Attempted to create a file that already exists: {path}. "
+                "To change it, pass the text to replace in old_string; to replace it whole, use write_file.",
+                ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE,
+            )
+        if old == new:
+            return ToolResult.failure(
+                f"No changes to apply: old_string and new_string are identical in {path}.",
+                ToolErrorType.EDIT_NO_CHANGE,
+            )
+        count = existing.text.count(old)
+        if count == 0:
+            return ToolResult.failure(
+                f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact text "
+                "in old_string was not found. Ensure you're not escaping content incorrectly and check "
+                "whitespace, indentation, and context. Use read_file tool to verify.",
+                ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+            )
+        if count > 1 and not params.replace_all:
+            return ToolResult.failure(
+                f"Failed to edit: found {count} occurrences of old_string in {path} but replace_all was not "
+                "enabled. Add surrounding lines to old_string so it matches exactly one place, or set "
+                "replace_all to true to change all of them.",
+                ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH,
+            )
+        return Proposal(path, existing, existing.text.replace(old, new))
+
+    def success_message(self, proposal: Proposal) -> str:
+        if proposal.original is None:
+            return f"Created new file: {proposal.path} with provided content."
+        return f"The file: {proposal.path} has been updated."

@@ -1,0 +1,115 @@
+"""The tools a session offers the model, by the name the model calls.
+
+Unlike Qwen Code, registering a second tool under a taken name is refused (``ToolNameClash``): a discovered
+tool or plugin never silently replaces a built-in. ``tools.core`` / ``tools.exclude`` decide what is
+*advertised*; an excluded tool is remembered so a call to it is denied as a permission matter, not reported
+as unknown.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from qcore.tools.base import AnyTool
+
+LEGACY_ALIASES = {
+    "search_file_content": "grep_search",
+    "replace": "edit",
+    "searchfiles": "grep_search",
+    "findfiles": "glob",
+    "readfolder": "list_directory",
+}
+
+
+class ToolNameClash(ValueError):
+    """A tool with that name is already registered."""
+
+
+def _norm(name: str) -> str:
+    return name.strip().lstrip("_").lower()
+
+
+def tool_aliases(tool: AnyTool) -> set[str]:
+    """Every spelling a settings list may use for ``tool``: name, display name, ``<Display>Tool``."""
+    names = {_norm(tool.name), _norm(tool.display_name), _norm(tool.display_name + "Tool")}
+    names |= {legacy for legacy, canonical in LEGACY_ALIASES.items() if canonical == tool.name}
+    return names
+
+
+def _listed(tool: AnyTool, entries: Iterable[str]) -> bool:
+    """True when an entry names the tool, bare or as ``name(args)``."""
+    aliases = tool_aliases(tool)
+    return any(_norm(entry.split("(", 1)[0]) in aliases for entry in entries)
+
+
+def _excluded(tool: AnyTool, entries: Iterable[str]) -> bool:
+    """Only bare names exclude a whole tool; ``run_shell_command(rm)`` is a rule about commands."""
+    aliases = tool_aliases(tool)
+    return any("(" not in entry and _norm(entry) in aliases for entry in entries)
+
+
+class ToolRegistry:
+    def __init__(self, core: Sequence[str] | None = None, exclude: Sequence[str] = ()) -> None:
+        self._tools: dict[str, AnyTool] = {}
+        self._withheld: dict[str, AnyTool] = {}
+        self._core = list(core) if core else None
+        self._exclude = list(exclude)
+
+    def register(self, tool: AnyTool, *, builtin: bool = False) -> bool:
+        """Add ``tool``; False when settings keep it from the model (it is still known as withheld).
+
+        ``builtin`` marks the core set, the only tools ``tools.core`` restricts.
+        """
+        if not tool.name:
+            raise ValueError(f"{tool!r} has no name")
+        if tool.name in self._tools or tool.name in self._withheld:
+            raise ToolNameClash(f"A tool named {tool.name!r} is already registered")
+        if _excluded(tool, self._exclude) or (
+            builtin and self._core is not None and not _listed(tool, self._core)
+        ):
+            self._withheld[tool.name] = tool
+            return False
+        self._tools[tool.name] = tool
+        return True
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+        self._withheld.pop(name, None)
+
+    def get(self, name: str) -> AnyTool | None:
+        return self._tools.get(name)
+
+    def is_withheld(self, name: str) -> bool:
+        return name in self._withheld or any(name in tool_aliases(tool) for tool in self._withheld.values())
+
+    def resolve_name(self, name: str) -> str | None:
+        """The registered name for a legacy or differently-cased spelling, when unambiguous."""
+        if name in self._tools:
+            return name
+        wanted = LEGACY_ALIASES.get(_norm(name), _norm(name))
+        matches = [
+            tool.name for tool in self._tools.values() if wanted == tool.name or wanted in tool_aliases(tool)
+        ]
+        return matches[0] if len(matches) == 1 else None
+
+    def suggest(self, name: str, count: int = 3) -> list[str]:
+        return difflib.get_close_matches(name, list(self._tools), n=count, cutoff=0.6)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[AnyTool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def declarations(self) -> list[dict[str, Any]]:
+        """OpenAI-format ``tools`` entries, in registration order."""
+        return [tool.declaration() for tool in self._tools.values()]

@@ -1,0 +1,45 @@
+"""``write_file``: create a file or replace its whole content, keeping an existing file's conventions."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from qcore.tools.base import ToolParams
+from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.results import ToolResult
+
+
+class WriteFileParams(ToolParams):
+    file_path: str = Field(
+        description="Path of the file to write (absolute, or relative to the workspace root)."
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFile(FileChangeTool[WriteFileParams]):
+    """Writes a whole file, creating it (and its folders) if needed. To change part of a file, use edit."""
+
+    params_model = WriteFileParams
+    confirm_title = "Confirm Write"
+
+    def validate_tool_param_values(self, params: WriteFileParams) -> str | None:
+        path = self.resolve_path(params.file_path)
+        if path.is_dir():
+            return f"Path is a directory, not a file: {path}"
+        return None
+
+    def get_description(self, params: WriteFileParams) -> str:
+        return f"Write {self.workspace.relative(self.resolve_path(params.file_path))}"
+
+    def propose(self, params: WriteFileParams) -> Proposal | ToolResult:
+        path = self.resolve_path(params.file_path)
+        existing = load_existing(path)
+        if isinstance(existing, ToolResult):
+            return existing
+        content = params.content.replace("\r\n", "\n") if existing else params.content
+        return Proposal(path, existing, content)
+
+    def success_message(self, proposal: Proposal) -> str:
+        if proposal.original is None:
+            return f"Successfully created and wrote to new file: {proposal.path}."
+        return f"Successfully overwrote file: {proposal.path}."

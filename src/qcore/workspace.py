@@ -1,0 +1,72 @@
+"""The folders a session may touch, and the one place paths are checked against them.
+
+Every path is resolved with realpath before the containment test, so a symlink or ``..`` that leads out
+is caught the same way as a plain outside path (Qwen Code's shell tool compares strings instead).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class PathOutsideWorkspace(ValueError):
+    """A path that resolves outside every workspace root."""
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+
+
+class Workspace:
+    def __init__(self, roots: Sequence[str | Path], extra_readable: Sequence[str | Path] = ()) -> None:
+        if not roots:
+            raise ValueError("a workspace needs at least one root")
+        self.roots: tuple[Path, ...] = tuple(_real(root) for root in roots)
+        self.extra_readable: tuple[Path, ...] = tuple(_real(path) for path in extra_readable)
+
+    @property
+    def root(self) -> Path:
+        """The target directory: relative paths resolve here."""
+        return self.roots[0]
+
+    def _inside(self, real: Path, bases: Sequence[Path]) -> bool:
+        return any(real == base or real.is_relative_to(base) for base in bases)
+
+    def contains(self, path: str | Path) -> bool:
+        return self._inside(_real(path), self.roots)
+
+    def resolve(self, path: str, *, allow_relative: bool = True, readable_only: bool = False) -> Path:
+        """The absolute, symlink-free path for ``path``, or PathOutsideWorkspace.
+
+        ``readable_only`` also admits the extra readable folders (where truncated outputs are saved).
+        The returned path keeps the user's spelling where possible so messages read naturally; the
+        containment test uses the real path.
+        """
+        if not path or not path.strip():
+            raise PathOutsideWorkspace("The path is empty.")
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):
+            if not allow_relative:
+                raise PathOutsideWorkspace(f"File path must be absolute, but was relative: {path}")
+            expanded = os.path.join(self.root, expanded)
+        real = _real(expanded)
+        bases = self.roots + self.extra_readable if readable_only else self.roots
+        if not self._inside(real, bases):
+            where = ", ".join(str(root) for root in bases)
+            raise PathOutsideWorkspace(
+                f"Path is not in the workspace: {path} resolves to {real}, outside {where}. "
+                "Use a path inside the workspace."
+            )
+        return real
+
+    def relative(self, path: str | Path) -> str:
+        """How to show ``path`` to a person: relative to the root when inside it."""
+        real = _real(path)
+        for root in self.roots:
+            if real == root:
+                return "."
+            if real.is_relative_to(root):
+                return str(real.relative_to(root))
+        return str(path)

@@ -1,0 +1,30 @@
+import subprocess
+import sys
+
+import qcore
+
+EXPECTED = {
+    "AbortSignal", "ApprovalMode", "ApprovalRequest", "Approver", "BaseTool", "ChatMessage", "Decision",
+    "Event", "EventBus", "FileDiff", "Kind", "LLMClient", "LLMError", "ModelResponse", "PermissionPolicy",
+    "ScriptedLLM", "Session", "Settings", "ToolCall", "ToolCallRequest", "ToolCallState",
+    "ToolConfirmationOutcome", "ToolContext", "ToolError", "ToolErrorType", "ToolParams", "ToolParamsError",
+    "ToolRegistry", "ToolResult", "ToolScheduler", "TurnOutcome", "Usage", "Workspace", "__version__",
+    "create_session", "load_settings",
+}  # fmt: skip
+
+
+def test_all_is_pinned_and_every_name_resolves() -> None:
+    assert set(qcore.__all__) == EXPECTED
+    for name in qcore.__all__:
+        assert getattr(qcore, name) is not None
+
+
+def test_importing_the_engine_pays_for_neither_openai_nor_a_ui() -> None:
+    code = (
+        "import sys, qcore; from qcore import Session, create_session, ToolRegistry; "
+        "import qcore.llm.openai_client; "
+        "bad = [m for m in ('openai', 'textual', 'rich', 'mcp') if m in sys.modules]; "
+        "print(','.join(bad))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""

@@ -1,0 +1,444 @@
+"""The client for any OpenAI-compatible chat-completions server (OpenAI, vLLM, ollama, llama.cpp, LM Studio).
+
+``openai`` is imported on first use, not at module import, because it costs about 0.4 s of start-up and
+many runs never reach the model. The SDK's own retries are off: we retry here so the UI can show a
+``RetryNotice`` before each wait, the wait ends as soon as the user cancels, and a stream that broke after
+text reached the user is never silently replayed.
+
+Failures become ``LLMError`` with a message that says what to change (the key, the base URL, the model).
+Streamed tool calls arrive as fragments keyed by ``index``; they are reassembled here, so callers only
+ever see whole calls in the final ``ModelResponse``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import itertools
+import random
+import socket
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from qcore.abort import AbortSignal
+from qcore.llm.openai_messages import to_openai_messages
+from qcore.llm.openai_stream import StreamAssembly
+from qcore.llm.types import (
+    ChatMessage,
+    LLMError,
+    LLMErrorKind,
+    RetryNotice,
+    StreamItem,
+    TextDelta,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.chat import (
+        ChatCompletionChunk,
+        ChatCompletionMessageParam,
+        ChatCompletionToolUnionParam,
+    )
+
+_T = TypeVar("_T")
+
+PLACEHOLDER_API_KEY = "no-key"
+"""Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one."""
+
+_MAX_SERVER_MESSAGE = 500
+
+
+@dataclass(eq=False)
+class _Transient(Exception):
+    """A failure worth another attempt, as long as nothing of this attempt reached the caller."""
+
+    kind: LLMErrorKind
+    message: str
+    reason: str
+    status: int | None = None
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class OpenAIClient:
+    """``LLMClient`` over the chat-completions API, streaming, with its own retries and cancellation."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        backoff_max: float = 8.0,
+        timeout: float = 120.0,
+        extra_body: Mapping[str, Any] | None = None,
+        http_client: Any = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key or PLACEHOLDER_API_KEY
+        self._base_url = base_url
+        self._max_retries = max(0, max_retries)
+        self._backoff_base = backoff_base
+        self._backoff_max = backoff_max
+        self._timeout = timeout
+        self._extra_body = dict(extra_body) if extra_body else None
+        self._http_client = http_client
+        self._client: AsyncOpenAI | None = None
+        self._call_ids = itertools.count(1)
+
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to, as the SDK resolved it (``OPENAI_BASE_URL`` applies when none was given)."""
+        if self._client is not None:
+            return str(self._client.base_url).rstrip("/")
+        return (self._base_url or "https://api.openai.com/v1").rstrip("/")
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _sdk(self) -> AsyncOpenAI:
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                timeout=self._timeout,
+                max_retries=0,
+                http_client=self._http_client,
+            )
+        return self._client
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]],
+        signal: AbortSignal,
+    ) -> AsyncIterator[StreamItem]:
+        if signal.aborted:
+            raise _cancelled(signal)
+        wire_messages = to_openai_messages(messages)
+        loop = asyncio.get_running_loop()
+        aborted: asyncio.Future[str] = loop.create_future()
+
+        def on_abort(reason: str) -> None:
+            if not aborted.done():
+                aborted.set_result(reason)
+
+        remove = signal.on_abort(on_abort)
+        try:
+            attempt = 0
+            while True:
+                attempt += 1
+                sent_text = False
+                try:
+                    async with aclosing(self._attempt(wire_messages, tools, aborted, signal)) as items:
+                        async for item in items:
+                            sent_text = sent_text or isinstance(item, TextDelta)
+                            yield item
+                    return
+                except _Transient as failure:
+                    if sent_text:
+                        raise LLMError(
+                            f"The reply from the model server at {self.base_url} broke off "
+                            f"({failure.reason}); it is incomplete. Ask again to retry.",
+                            failure.kind,
+                            failure.status,
+                        ) from failure
+                    if attempt > self._max_retries:
+                        tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
+                        raise LLMError(
+                            f"{failure.message} (gave up after {tries}).", failure.kind, failure.status
+                        ) from failure
+                    delay = self._delay(attempt, failure.retry_after)
+                    yield RetryNotice(attempt, delay, failure.reason)
+                    await asyncio.wait({aborted}, timeout=delay)
+                    if aborted.done():
+                        raise _cancelled(signal) from None
+        finally:
+            remove()
+            if not aborted.done():
+                aborted.cancel()
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self._backoff_max * 4))
+        ceiling = min(self._backoff_max, self._backoff_base * 2.0 ** (attempt - 1))
+        return ceiling * (0.5 + random.random() / 2)
+
+    async def _attempt(
+        self,
+        wire_messages: list[dict[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        aborted: asyncio.Future[str],
+        signal: AbortSignal,
+    ) -> AsyncGenerator[StreamItem, None]:
+        """One request: yields text as it comes and the response last; raises ``_Transient`` to retry."""
+        import openai
+
+        client = self._sdk()
+        request = client.chat.completions.create(
+            model=self.model,
+            messages=cast("list[ChatCompletionMessageParam]", wire_messages),
+            stream=True,
+            stream_options={"include_usage": True},
+            tools=cast("list[ChatCompletionToolUnionParam]", list(tools)) if tools else openai.omit,
+            extra_body=self._extra_body,
+        )
+        try:
+            chunks = await _race(request, aborted)
+        except _Aborted:
+            raise _cancelled(signal) from None
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+        assembly = StreamAssembly(self._call_ids)
+        try:
+            while True:
+                try:
+                    chunk = await _race(_next_chunk(chunks), aborted)
+                except _Aborted:
+                    raise _cancelled(signal) from None
+                except Exception as exc:
+                    raise self._translate(exc) from exc
+                if chunk is None:
+                    break
+                try:
+                    delta = assembly.add(chunk)
+                except (AttributeError, TypeError, ValueError) as exc:
+                    raise self._protocol(f"unreadable chunk: {exc}") from exc
+                if delta:
+                    yield TextDelta(delta)
+        finally:
+            await chunks.close()
+        if assembly.chunks == 0:
+            raise self._protocol("the response held no chunks")
+        yield assembly.response()
+
+    def _protocol(self, detail: str) -> LLMError:
+        return LLMError(
+            f"The model server at {self.base_url} did not send a chat-completion stream ({detail}). "
+            "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).",
+            LLMErrorKind.PROTOCOL,
+        )
+
+    def _translate(self, exc: Exception) -> LLMError | _Transient:
+        """Map an SDK failure to what the user should do about it, or to a retry."""
+        import openai
+
+        url = self.base_url
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            said = _server_message(exc)
+            if status in (401, 403):
+                return LLMError(
+                    f"The model server at {url} refused the API key ({status}). "
+                    f"Set OPENAI_API_KEY or pass --openai-api-key. The server said: {said}",
+                    LLMErrorKind.AUTH,
+                    status,
+                )
+            if status == 404:
+                if url.endswith("/v1"):
+                    hint = f"Check that the model '{self.model}' exists on this server"
+                else:
+                    hint = (
+                        f"The base URL usually ends in /v1 (did you mean {url}/v1?), and the model must exist"
+                    )
+                return LLMError(
+                    f"The model server at {url} answered 404 Not Found for model '{self.model}'. "
+                    f"{hint}. The server said: {said}",
+                    LLMErrorKind.NOT_FOUND,
+                    status,
+                )
+            if status == 429:
+                return _Transient(
+                    LLMErrorKind.RATE_LIMIT,
+                    f"The model server at {url} is rate limiting requests (429): {said}",
+                    f"rate limited (429): {said}",
+                    status,
+                    _retry_after(exc),
+                )
+            if status == 408:
+                return _Transient(
+                    LLMErrorKind.TIMEOUT,
+                    f"The model server at {url} timed out (408): {said}",
+                    "request timeout (408)",
+                    status,
+                    _retry_after(exc),
+                )
+            if status >= 500:
+                return _Transient(
+                    LLMErrorKind.SERVER,
+                    f"The model server at {url} failed with {status}: {said}",
+                    f"server error {status}: {said}",
+                    status,
+                    _retry_after(exc),
+                )
+            return LLMError(
+                f"The model server at {url} rejected the request ({status}): {said}",
+                LLMErrorKind.BAD_REQUEST,
+                status,
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return _Transient(
+                LLMErrorKind.TIMEOUT,
+                f"The model server at {url} did not answer within {self._timeout:g} s",
+                "timed out",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            reason = _cause(exc).rstrip(".")
+            if _nobody_there(exc):
+                # Refused or unknown host: a wrong base URL or a server that is not running; waiting won't help.
+                return LLMError(
+                    f"Could not reach the model server at {url}: {reason}. "
+                    "Check --openai-base-url or OPENAI_BASE_URL, and that the server is running",
+                    LLMErrorKind.CONNECTION,
+                )
+            return _Transient(
+                LLMErrorKind.CONNECTION,
+                f"Could not reach the model server at {url}: {reason}. "
+                "Check --openai-base-url or OPENAI_BASE_URL",
+                f"connection failed: {reason}",
+            )
+        if isinstance(exc, openai.APIError):
+            # An error event inside a 200 stream: the server's own words are the best we have.
+            return LLMError(
+                f"The model server at {url} reported an error mid-stream: {exc.message}",
+                LLMErrorKind.SERVER,
+            )
+        if isinstance(exc, ValueError):
+            return self._protocol(f"unparseable data: {exc}")
+        return LLMError(f"The request to {url} failed: {exc}", LLMErrorKind.PROTOCOL)
+
+
+class _Aborted(Exception):
+    pass
+
+
+async def _race(awaitable: Awaitable[_T], aborted: asyncio.Future[str]) -> _T:
+    """Await ``awaitable`` unless ``aborted`` completes first, which cancels it and raises ``_Aborted``.
+
+    The work runs as a task so an abort can interrupt a read that is waiting on the network; whatever the
+    task managed to open (a stream whose headers had just arrived) is closed rather than leaked.
+    """
+    task = asyncio.ensure_future(awaitable)
+    contenders: set[asyncio.Future[Any]] = {task, aborted}
+    try:
+        await asyncio.wait(contenders, return_when=asyncio.FIRST_COMPLETED)
+        if aborted.done():
+            task.cancel()
+            # Let the task unwind before anyone closes the response it is reading from.
+            await asyncio.wait({task})
+    except BaseException:
+        task.cancel()
+        task.add_done_callback(_release)
+        raise
+    if not aborted.done():
+        return task.result()
+    if not task.cancelled() and task.exception() is None:
+        close = getattr(task.result(), "close", None)
+        if close is not None:
+            await close()
+    raise _Aborted
+
+
+_closing: set[asyncio.Task[Any]] = set()
+
+
+def _release(task: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned task's outcome, closing a stream it opened after nobody was waiting."""
+    if task.cancelled() or task.exception() is not None:
+        return
+    close = getattr(task.result(), "close", None)
+    if close is not None:
+        closing = asyncio.ensure_future(close())
+        _closing.add(closing)
+        closing.add_done_callback(_closing.discard)
+
+
+async def _next_chunk(chunks: AsyncStream[ChatCompletionChunk]) -> ChatCompletionChunk | None:
+    try:
+        return await chunks.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+def _cancelled(signal: AbortSignal) -> LLMError:
+    return LLMError(signal.reason or "Request cancelled.", LLMErrorKind.CANCELLED)
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    message: object = None
+    if isinstance(body, Mapping):
+        message = body.get("message") or body.get("detail") or body.get("error")
+    elif isinstance(body, str) and body.strip():
+        message = body.strip()
+    if not message:
+        message = getattr(exc, "message", None) or str(exc)
+    text = str(message)
+    return text if len(text) <= _MAX_SERVER_MESSAGE else text[:_MAX_SERVER_MESSAGE] + "…"
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, or ``Retry-After`` as seconds or a date."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost reason (``[Errno 111] Connection refused``) rather than the SDK's ``Connection error.``."""
+    reason = str(exc)
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if str(cause):
+            reason = str(cause)
+        cause = cause.__cause__ or cause.__context__
+    return reason
+
+
+def _nobody_there(exc: BaseException) -> bool:
+    """True when the chain holds a refused connection or a failed name lookup."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+            return True
+        text = str(cause)
+        if "Connection refused" in text or "Name or service not known" in text:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False

@@ -1,0 +1,113 @@
+"""Folding a streamed chat completion back into one reply.
+
+Text arrives in deltas; tool calls arrive as fragments keyed by ``index`` (name first, arguments in
+pieces), sometimes without an index or an id. ``StreamAssembly`` keeps the pieces and gives the whole
+``ModelResponse`` at the end.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qcore.llm.types import ModelResponse, ToolCallRequest, Usage
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionChunk
+
+
+@dataclass
+class _CallBuilder:
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class StreamAssembly:
+    """Accumulates one streamed reply: text, tool-call fragments by index, usage, finish reason."""
+
+    def __init__(self, call_ids: itertools.count[int]) -> None:
+        self._call_ids = call_ids
+        self.chunks = 0
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, _CallBuilder] = {}
+        self.usage: Usage | None = None
+        self.finish_reason: str | None = None
+
+    def add(self, chunk: ChatCompletionChunk) -> str:
+        """Fold one chunk in and return the text it adds."""
+        self.chunks += 1
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            details = getattr(usage, "prompt_tokens_details", None)
+            prompt = usage.prompt_tokens or 0
+            completion = usage.completion_tokens or 0
+            self.usage = Usage(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=usage.total_tokens or prompt + completion,
+                cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
+            )
+        added: list[str] = []
+        for choice in getattr(chunk, "choices", None) or ():
+            if getattr(choice, "index", 0) != 0:
+                continue
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+            delta = choice.delta
+            if delta is None:
+                continue
+            for piece in (delta.content, delta.refusal):
+                if piece:
+                    added.append(piece)
+            # vLLM, DeepSeek and Qwen servers stream thinking beside the answer under these names.
+            thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if isinstance(thinking, str):
+                self.reasoning.append(thinking)
+            for fragment in delta.tool_calls or ():
+                self._add_call_fragment(fragment)
+        text = "".join(added)
+        self.text.append(text)
+        return text
+
+    def _add_call_fragment(self, fragment: Any) -> None:
+        index = getattr(fragment, "index", None)
+        call_id = getattr(fragment, "id", None) or ""
+        if not isinstance(index, int):
+            # Some servers omit the index: a new id starts a new call, anything else continues the last.
+            last = max(self.calls, default=-1)
+            known = last >= 0 and (not call_id or self.calls[last].call_id in ("", call_id))
+            index = last if known else last + 1
+        builder = self.calls.setdefault(index, _CallBuilder())
+        if call_id and not builder.call_id:
+            builder.call_id = call_id
+        function = getattr(fragment, "function", None)
+        if function is None:
+            return
+        name = function.name
+        if name and name != builder.name:
+            builder.name = name if not builder.name else builder.name + name
+        if function.arguments:
+            builder.arguments.append(function.arguments)
+
+    def response(self) -> ModelResponse:
+        calls = tuple(
+            ToolCallRequest(
+                call_id=builder.call_id or f"call_{next(self._call_ids)}",
+                name=builder.name,
+                arguments="".join(builder.arguments),
+            )
+            for _, builder in sorted(self.calls.items())
+        )
+        extra: dict[str, Any] = {}
+        if self.reasoning:
+            extra["reasoning"] = "".join(self.reasoning)
+        return ModelResponse(
+            text="".join(self.text),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+            extra=extra,
+        )

@@ -1,0 +1,94 @@
+"""Small tools and an approver for scheduler and session tests (stand-ins for what is not under test)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field
+
+from qcore.abort import AbortSignal
+from qcore.permissions import ApprovalRequest, Decision
+from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.confirmation import ExecConfirmation
+from qcore.tools.results import ToolResult
+
+
+class EchoParams(ToolParams):
+    text: str = Field(description="Text to echo.")
+    delay: float = 0.0
+
+
+class Echo(BaseTool[EchoParams]):
+    """Returns its text after an optional delay; read-only, so it runs concurrently with its kind."""
+
+    kind = Kind.READ
+    params_model = EchoParams
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = 0
+        self.max_running = 0
+
+    async def execute(
+        self, params: EchoParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        try:
+            await asyncio.sleep(params.delay)
+        finally:
+            self.running -= 1
+        return ToolResult(params.text, params.text)
+
+
+class CommandParams(ToolParams):
+    command: str
+    seconds: float = 0.0
+
+
+class FakeShell(BaseTool[CommandParams]):
+    """Pretends to run a command: asks first, streams output, and stops early when the signal aborts."""
+
+    name = "run_shell_command"
+    kind = Kind.EXECUTE
+    params_model = CommandParams
+    can_update_output = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ran: list[str] = []
+        self.saw_abort = False
+
+    async def should_confirm_execute(self, params: CommandParams, signal: AbortSignal) -> ExecConfirmation:
+        return ExecConfirmation("Confirm Shell Command", params.command, (params.command.split()[0],))
+
+    async def execute(
+        self, params: CommandParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        self.ran.append(params.command)
+        output = ""
+        steps = int(params.seconds / 0.01)
+        for step in range(steps):
+            if signal.aborted:
+                self.saw_abort = True
+                return ToolResult(output + "[stopped]", output)
+            output += f"tick {step}\n"
+            if update_output:
+                update_output(output)
+            await asyncio.sleep(0.01)
+        return ToolResult(f"ran {params.command}\n{output}", output)
+
+
+class ScriptedApprover:
+    """Answers questions from a list and records what it was asked."""
+
+    def __init__(self, *decisions: Decision, wait: asyncio.Event | None = None) -> None:
+        self.decisions = list(decisions)
+        self.requests: list[ApprovalRequest] = []
+        self.wait = wait
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        if self.wait is not None:
+            await self.wait.wait()
+        return self.decisions.pop(0)

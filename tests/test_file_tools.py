@@ -58,13 +58,19 @@ async def test_read_file_errors_have_types(root: Path, context: ToolContext) -> 
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "../outside.txt", "~/x.txt", "link/secret.txt"])
-def test_paths_outside_the_workspace_are_refused_before_anything_runs(root: Path, context: ToolContext, path: str) -> None:
+def test_paths_outside_the_workspace_are_refused_before_anything_runs(
+    root: Path, context: ToolContext, path: str
+) -> None:
     outside = root.parent / "elsewhere"
     outside.mkdir(exist_ok=True)
     (outside / "secret.txt").write_text("secret")
     if not (root / "link").exists():
         os.symlink(outside, root / "link")
-    for tool, key in ((ReadFile(context), "absolute_path"), (Edit(context), "file_path"), (WriteFile(context), "file_path")):
+    for tool, key in (
+        (ReadFile(context), "absolute_path"),
+        (Edit(context), "file_path"),
+        (WriteFile(context), "file_path"),
+    ):
         raw = {key: path, "old_string": "a", "new_string": "b", "content": "x"}
         raw = {k: v for k, v in raw.items() if k in tool.params_model.model_fields}
         with pytest.raises(ToolParamsError) as caught:
@@ -86,11 +92,15 @@ async def test_write_file_creates_folders_and_reports_a_diff(root: Path, context
     assert isinstance(result.return_display, FileDiff)
 
 
-async def test_write_file_keeps_crlf_bom_and_mode_of_an_existing_file(root: Path, context: ToolContext) -> None:
+async def test_write_file_keeps_crlf_bom_and_mode_of_an_existing_file(
+    root: Path, context: ToolContext
+) -> None:
     target = root / "script.sh"
     target.write_bytes(b"\xef\xbb\xbfecho one\r\necho two\r\n")
     target.chmod(0o755)
-    result = await run_tool(WriteFile(context), {"file_path": str(target), "content": "echo three\necho four\n"})
+    result = await run_tool(
+        WriteFile(context), {"file_path": str(target), "content": "echo three\necho four\n"}
+    )
     assert result.ok
     assert target.read_bytes() == b"\xef\xbb\xbfecho three\r\necho four\r\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
@@ -100,7 +110,9 @@ async def test_write_file_keeps_crlf_bom_and_mode_of_an_existing_file(root: Path
 async def test_edit_replaces_exactly_once_and_keeps_line_endings(root: Path, context: ToolContext) -> None:
     target = root / "app.py"
     target.write_bytes(b"def f():\r\n    return 1\r\n")
-    result = await run_tool(Edit(context), {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})
+    result = await run_tool(
+        Edit(context), {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"}
+    )
     assert result.ok and result.text() == f"The file: {target} has been updated."
     assert target.read_bytes() == b"def f():\r\n    return 2\r\n"
 
@@ -124,18 +136,24 @@ async def test_edit_errors_say_how_to_fix_the_call(root: Path, context: ToolCont
     assert none.error.message.startswith("Failed to edit, 0 occurrences found for old_string")
     exists = await run_tool(tool, {"file_path": str(target), "old_string": "", "new_string": "b"})
     assert exists.error and exists.error.type is ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE
-    missing = await run_tool(tool, {"file_path": str(root / "nope.txt"), "old_string": "x", "new_string": "y"})
+    missing = await run_tool(
+        tool, {"file_path": str(root / "nope.txt"), "old_string": "x", "new_string": "y"}
+    )
     assert missing.error and missing.error.type is ToolErrorType.FILE_NOT_FOUND
     assert "Use an empty old_string to create a new file" in missing.error.message
     same = await run_tool(tool, {"file_path": str(target), "old_string": "a\na", "new_string": "a\na"})
     assert same.error and same.error.type is ToolErrorType.EDIT_NO_CHANGE
     assert target.read_text() == "a\na\n"
-    every = await run_tool(tool, {"file_path": str(target), "old_string": "a", "new_string": "b", "replace_all": True})
+    every = await run_tool(
+        tool, {"file_path": str(target), "old_string": "a", "new_string": "b", "replace_all": True}
+    )
     assert every.ok and target.read_text() == "b\nb\n"
 
 
 async def test_edit_with_empty_old_string_creates_a_file(root: Path, context: ToolContext) -> None:
-    result = await run_tool(Edit(context), {"file_path": "made/here.txt", "old_string": "", "new_string": "hi\n"})
+    result = await run_tool(
+        Edit(context), {"file_path": "made/here.txt", "old_string": "", "new_string": "hi\n"}
+    )
     assert result.ok and (root / "made" / "here.txt").read_text() == "hi\n"
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from qcore.settings import Settings
 from qcore.runtime import build_tools
+from qcore.settings import Settings
 from qcore.tools.base import ToolContext
 from qcore.tools.plugins import load_plugin_tools
 from qcore.workspace import Workspace

@@ -15,6 +15,7 @@ EXPECTED = {
 
 def test_all_is_pinned_and_every_name_resolves() -> None:
     assert set(qcore.__all__) == EXPECTED
+    assert set(qcore.__all__) == {"__version__", *qcore._EXPORTS}
     for name in qcore.__all__:
         assert getattr(qcore, name) is not None
 

@@ -4,7 +4,15 @@ import pytest
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput, snake_case
+from qcore.tools.base import (
+    BaseTool,
+    Kind,
+    ToolContext,
+    ToolParams,
+    ToolParamsError,
+    UpdateOutput,
+    snake_case,
+)
 from qcore.tools.builtin import BUILTIN_TOOLS
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.tools.results import ToolResult
@@ -64,7 +72,12 @@ def test_declaration_is_openai_format_with_the_params_schema() -> None:
     schema = function["parameters"]
     assert schema["type"] == "object"
     assert schema["required"] == ["name"]
-    assert schema["properties"]["times"] == {"default": 1, "description": "How often.", "minimum": 1, "type": "integer"}
+    assert schema["properties"]["times"] == {
+        "default": 1,
+        "description": "How often.",
+        "minimum": 1,
+        "type": "integer",
+    }
     assert "title" not in schema and "title" not in schema["properties"]["name"]
 
 

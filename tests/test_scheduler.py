@@ -24,7 +24,13 @@ def call(call_id: str, name: str, **args: object) -> ToolCallRequest:
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, mode: ApprovalMode = ApprovalMode.DEFAULT, approver: ScriptedApprover | None = None, **registry_args: object) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        mode: ApprovalMode = ApprovalMode.DEFAULT,
+        approver: ScriptedApprover | None = None,
+        **registry_args: object,
+    ) -> None:
         self.registry = ToolRegistry(**registry_args)  # type: ignore[arg-type]
         self.echo, self.shell = Echo(), FakeShell()
         self.registry.register(self.echo)
@@ -36,13 +42,21 @@ class Harness:
         self.scheduler = ToolScheduler(self.registry, self.policy, approver, self.events.append)
 
     def states(self, call_id: str) -> list[str]:
-        return [e.call.state.value for e in self.events if isinstance(e, ToolCallUpdated) and e.call.call_id == call_id]
+        return [
+            e.call.state.value
+            for e in self.events
+            if isinstance(e, ToolCallUpdated) and e.call.call_id == call_id
+        ]
 
 
 async def test_states_and_results_in_call_order(tmp_path: Path) -> None:
     h = Harness(tmp_path, approver=ScriptedApprover(Decision.once()))
     calls = await h.scheduler.run(
-        [call("1", "echo", text="slow", delay=0.05), call("2", "echo", text="fast"), call("3", "run_shell_command", command="make")],
+        [
+            call("1", "echo", text="slow", delay=0.05),
+            call("2", "echo", text="fast"),
+            call("3", "run_shell_command", command="make"),
+        ],
         AbortSignal(),
     )
     assert [c.call_id for c in calls] == ["1", "2", "3"]
@@ -57,7 +71,10 @@ async def test_read_only_calls_run_concurrently_and_mutators_one_at_a_time(tmp_p
     batch = [call(str(i), "echo", text=str(i), delay=0.05) for i in range(4)]
     await h.scheduler.run(batch, AbortSignal())
     assert h.echo.max_running == 4
-    await h.scheduler.run([call("a", "run_shell_command", command="one"), call("b", "run_shell_command", command="two")], AbortSignal())
+    await h.scheduler.run(
+        [call("a", "run_shell_command", command="one"), call("b", "run_shell_command", command="two")],
+        AbortSignal(),
+    )
     assert h.shell.ran == ["one", "two"]
 
 
@@ -70,7 +87,9 @@ async def test_read_only_calls_run_concurrently_and_mutators_one_at_a_time(tmp_p
         (ApprovalMode.YOLO, "success", None),
     ],
 )
-async def test_shell_without_anyone_to_ask(tmp_path: Path, mode: ApprovalMode, state: str, error_type: ToolErrorType | None) -> None:
+async def test_shell_without_anyone_to_ask(
+    tmp_path: Path, mode: ApprovalMode, state: str, error_type: ToolErrorType | None
+) -> None:
     h = Harness(tmp_path, mode=mode)
     [done] = await h.scheduler.run([call("1", "run_shell_command", command="ls")], AbortSignal())
     assert done.state.value == state
@@ -83,12 +102,20 @@ async def test_shell_without_anyone_to_ask(tmp_path: Path, mode: ApprovalMode, s
 
 
 @pytest.mark.parametrize(
-    ("mode", "written"), [(ApprovalMode.PLAN, False), (ApprovalMode.DEFAULT, False), (ApprovalMode.AUTO_EDIT, True), (ApprovalMode.YOLO, True)]
+    ("mode", "written"),
+    [
+        (ApprovalMode.PLAN, False),
+        (ApprovalMode.DEFAULT, False),
+        (ApprovalMode.AUTO_EDIT, True),
+        (ApprovalMode.YOLO, True),
+    ],
 )
 async def test_edits_by_mode_without_anyone_to_ask(tmp_path: Path, mode: ApprovalMode, written: bool) -> None:
     (tmp_path / "f.txt").write_text("old\n")
     h = Harness(tmp_path, mode=mode)
-    [done] = await h.scheduler.run([call("1", "edit", file_path="f.txt", old_string="old", new_string="new")], AbortSignal())
+    [done] = await h.scheduler.run(
+        [call("1", "edit", file_path="f.txt", old_string="old", new_string="new")], AbortSignal()
+    )
     assert (tmp_path / "f.txt").read_text() == ("new\n" if written else "old\n")
     if mode is ApprovalMode.DEFAULT:
         assert "--approval-mode auto-edit" in done.response_text()
@@ -103,7 +130,9 @@ async def test_read_only_tools_run_in_plan_mode(tmp_path: Path) -> None:
 async def test_rejection_carries_the_users_words_and_always_is_remembered(tmp_path: Path) -> None:
     approver = ScriptedApprover(Decision.reject("use make test instead"), Decision.always())
     h = Harness(tmp_path, approver=approver)
-    [rejected] = await h.scheduler.run([call("1", "run_shell_command", command="rm -rf build")], AbortSignal())
+    [rejected] = await h.scheduler.run(
+        [call("1", "run_shell_command", command="rm -rf build")], AbortSignal()
+    )
     assert rejected.state is ToolCallState.CANCELLED
     assert "User did not allow tool call. The user said: use make test instead" in rejected.response_text()
     await h.scheduler.run([call("2", "run_shell_command", command="make")], AbortSignal())
@@ -118,7 +147,12 @@ async def test_bad_calls_become_errors_and_never_raise(tmp_path: Path) -> None:
     h = Harness(tmp_path, mode=ApprovalMode.YOLO, exclude=["edit"])
     broken = ToolCallRequest("2", "echo", '{"text": ')
     calls = await h.scheduler.run(
-        [call("1", "ech", text="x"), broken, call("3", "echo", colour="red"), call("4", "edit", file_path="x", old_string="", new_string="")],
+        [
+            call("1", "ech", text="x"),
+            broken,
+            call("3", "echo", colour="red"),
+            call("4", "edit", file_path="x", old_string="", new_string=""),
+        ],
         AbortSignal(),
     )
     types = [c.result.error.type if c.result and c.result.error else None for c in calls]
@@ -137,7 +171,12 @@ async def test_bad_calls_become_errors_and_never_raise(tmp_path: Path) -> None:
 async def test_cancellation_reaches_the_running_tool_and_keeps_its_output(tmp_path: Path) -> None:
     h = Harness(tmp_path, mode=ApprovalMode.YOLO)
     signal = AbortSignal()
-    run = asyncio.ensure_future(h.scheduler.run([call("1", "run_shell_command", command="sleep", seconds=5), call("2", "echo", text="after")], signal))
+    run = asyncio.ensure_future(
+        h.scheduler.run(
+            [call("1", "run_shell_command", command="sleep", seconds=5), call("2", "echo", text="after")],
+            signal,
+        )
+    )
     while not any(isinstance(e, ToolOutputUpdated) for e in h.events):
         await asyncio.sleep(0.01)
     signal.abort("User pressed Ctrl+C.")
@@ -169,4 +208,7 @@ async def test_a_tool_that_raises_is_an_error_not_a_crash(tmp_path: Path) -> Non
     h.echo.execute = explode  # type: ignore[method-assign]
     [done] = await h.scheduler.run([call("1", "echo", text="x")], AbortSignal())
     assert done.state is ToolCallState.ERROR
-    assert done.response_text() == "Error (unhandled_exception): Tool call execution failed. Reason: RuntimeError: disk on fire"
+    assert (
+        done.response_text()
+        == "Error (unhandled_exception): Tool call execution failed. Reason: RuntimeError: disk on fire"
+    )

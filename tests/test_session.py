@@ -3,7 +3,14 @@ from pathlib import Path
 
 from qcore.abort import AbortSignal
 from qcore.agent import Session
-from qcore.events import AssistantMessage, Event, ModelRequestStarted, ToolResultsSent, TurnFinished, UsageUpdated
+from qcore.events import (
+    AssistantMessage,
+    Event,
+    ModelRequestStarted,
+    ToolResultsSent,
+    TurnFinished,
+    UsageUpdated,
+)
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import LLMError, LLMErrorKind, ModelResponse, Usage
 from qcore.permissions import ApprovalMode, PermissionPolicy
@@ -36,7 +43,11 @@ async def test_tool_results_go_back_in_order_until_the_model_answers() -> None:
     assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
     assert [m.content for m in session.history[3:5]] == ["a", "b"]
     assert [m.tool_call_id for m in session.history[3:5]] == ["call_1", "call_2"]
-    assert [type(e).__name__ for e in events if isinstance(e, ModelRequestStarted | ToolResultsSent | TurnFinished)] == [
+    assert [
+        type(e).__name__
+        for e in events
+        if isinstance(e, ModelRequestStarted | ToolResultsSent | TurnFinished)
+    ] == [
         "ModelRequestStarted",
         "ToolResultsSent",
         "ModelRequestStarted",

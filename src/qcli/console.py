@@ -44,7 +44,7 @@ class ConsoleApprover:
         title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
         self.console.print(Panel(_body(request), title=title, title_align="left", border_style="yellow"))
         while True:
-            self.console.print(CHOICES)
+            self.console.print(CHOICES, markup=False, highlight=False)
             answer = await self._ask("> ")
             if answer is None:
                 return Decision.reject("No answer (input closed).")

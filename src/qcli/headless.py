@@ -54,10 +54,18 @@ def _tool_use(call_id: str, name: str, arguments: str) -> dict[str, Any]:
 class HeadlessPrinter:
     """Subscribes to a session and writes what the chosen format asks for."""
 
-    def __init__(self, output_format: str, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+    def __init__(
+        self,
+        output_format: str,
+        out: IO[str] | None = None,
+        err: IO[str] | None = None,
+        show_activity: bool | None = None,
+    ) -> None:
         self.format = output_format
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.show_activity = self.err.isatty() if show_activity is None else show_activity
+        """One line per finished tool call on stderr; on by default when stderr is a terminal."""
         self.messages: list[dict[str, Any]] = []
         self._ends_with_newline = True
         self._warned: set[str] = set()
@@ -69,11 +77,14 @@ class HeadlessPrinter:
         else:
             self.messages.append(message)
 
-    def warn(self, text: str) -> None:
+    def _end_line(self) -> None:
         if not self._ends_with_newline and self.format == "text":
             self.out.write("\n")
             self.out.flush()
             self._ends_with_newline = True
+
+    def warn(self, text: str) -> None:
+        self._end_line()
         self.err.write(f"qcli: {text}\n")
         self.err.flush()
 
@@ -101,6 +112,7 @@ class HeadlessPrinter:
                 }
             )
         elif isinstance(event, AssistantMessage):
+            self._end_line()
             content: list[dict[str, Any]] = [{"type": "text", "text": event.text}] if event.text else []
             content += [_tool_use(c.call_id, c.name, c.arguments) for c in event.tool_calls]
             usage = event.usage.as_dict() if event.usage else None
@@ -125,6 +137,14 @@ class HeadlessPrinter:
     def _on_call(self, event: ToolCallUpdated) -> None:
         call = event.call
         error = call.result.error if call.result else None
+        if self.show_activity and call.state.terminal:
+            mark = {ToolCallState.SUCCESS: "ok", ToolCallState.ERROR: "failed"}.get(call.state, "cancelled")
+            name = call.tool_name or call.request.name
+            detail = (
+                f": {error.message.splitlines()[0]}" if error and call.state is ToolCallState.ERROR else ""
+            )
+            self.err.write(f"  [{mark}] {name} {call.description}{detail}\n")
+            self.err.flush()
         if call.state is ToolCallState.ERROR and error and error.type is ToolErrorType.EXECUTION_DENIED:
             name = call.tool_name or call.request.name
             if name not in self._warned:

@@ -51,7 +51,7 @@ def resolve_approval_mode(args: argparse.Namespace, settings: Settings) -> Appro
 
 
 def read_prompt(args: argparse.Namespace) -> str | None:
-    prompt = args.prompt if args.prompt is not None else args.query
+    prompt: str | None = args.prompt if args.prompt is not None else args.query
     if not sys.stdin.isatty():
         piped = sys.stdin.read()
         if piped.strip():
@@ -63,69 +63,78 @@ def _say(text: str) -> None:
     sys.stderr.write(f"qcli: {text}\n")
 
 
+@dataclass
+class Job:
+    """What to run: where, with which model, prompt and approver."""
+
+    cwd: Path
+    settings: Settings
+    llm: LLMClient
+    prompt: str
+    approver: Approver | None = None
+
+
+def demo_job(mode: ApprovalMode) -> Job:
+    from qcli.console import ConsoleApprover
+    from qcli.demo import DEMO_PROMPT, copy_sample_project, demo_model
+
+    cwd = copy_sample_project()
+    interactive = sys.stdin.isatty()
+    _say(f"demo: a scripted model (no API key) working in a scratch copy at {cwd}")
+    if not interactive and mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
+        _say("demo: no terminal to ask in, so the edit will be refused; run it in a terminal, or add --yolo")
+    _say(f"> {DEMO_PROMPT}")
+    return Job(cwd, Settings(), demo_model(cwd), DEMO_PROMPT, ConsoleApprover() if interactive else None)
+
+
+def headless_job(args: argparse.Namespace, cwd: Path, settings: Settings) -> Job | int:
+    """The job for ``-p``, or the exit code when there is nothing to run."""
+    prompt = read_prompt(args)
+    if prompt is None or not prompt.strip():
+        if sys.stdin.isatty():
+            _say("the interactive UI is not built yet; pass a prompt with -p, or try qcli --demo")
+        else:
+            _say("no prompt: pass one with -p or pipe it on standard input")
+        return EXIT_INPUT
+    config = resolve_model_config(args, settings, dict(os.environ))
+    if not config.api_key and not config.base_url:
+        _say(
+            "no model configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's), "
+            "or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo"
+        )
+        return EXIT_AUTH
+    from qcore.llm.openai_client import OpenAIClient
+
+    llm = OpenAIClient(model=config.model, api_key=config.api_key, base_url=config.base_url)
+    return Job(cwd, settings, llm, prompt)
+
+
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     loaded = load_settings(cwd)
-    for problem in loaded.problems:
-        _say(f"settings: {problem}")
-    settings = loaded.settings
-    mode = resolve_approval_mode(args, settings)
-
-    approver: Approver | None = None
-    llm: LLMClient
-    if args.demo:
-        from qcli.console import ConsoleApprover
-        from qcli.demo import DEMO_PROMPT, copy_sample_project, demo_model
-
-        cwd = copy_sample_project()
-        settings = Settings()
-        prompt: str | None = DEMO_PROMPT
-        llm = demo_model(cwd)
-        interactive = sys.stdin.isatty()
-        approver = ConsoleApprover() if interactive else None
-        _say(f"demo: a scripted model (no API key) working in a scratch copy at {cwd}")
-        if not interactive and mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
-            _say(
-                "demo: no terminal to ask in, so the edit will be refused; run it in a terminal, or add --yolo"
-            )
-        _say(f"> {prompt}")
-    else:
-        prompt = read_prompt(args)
-        if prompt is None or not prompt.strip():
-            if sys.stdin.isatty():
-                _say("the interactive UI is not built yet; pass a prompt with -p, or try qcli --demo")
-            else:
-                _say("no prompt: pass one with -p or pipe it on standard input")
-            return EXIT_INPUT
-        config = resolve_model_config(args, settings, dict(os.environ))
-        if not config.api_key and not config.base_url:
-            _say(
-                "no model configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's), "
-                "or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo"
-            )
-            return EXIT_AUTH
-        from qcore.llm.openai_client import OpenAIClient
-
-        llm = OpenAIClient(model=config.model, api_key=config.api_key, base_url=config.base_url)
-
+    for settings_problem in loaded.problems:
+        _say(f"settings: {settings_problem}")
+    mode = resolve_approval_mode(args, loaded.settings)
+    job = demo_job(mode) if args.demo else headless_job(args, cwd, loaded.settings)
+    if isinstance(job, int):
+        return job
     session, problems = create_session(
-        llm=llm,
-        workspace=Workspace([cwd]),
-        settings=settings,
+        llm=job.llm,
+        workspace=Workspace([job.cwd]),
+        settings=job.settings,
         mode=mode,
-        approver=approver,
+        approver=job.approver,
         max_turns=args.max_session_turns,
     )
     for problem in problems:
         _say(problem)
-    printer = HeadlessPrinter(args.output_format)
-    return asyncio.run(_run_and_close(session, prompt, printer, llm))
+    return asyncio.run(_run_and_close(session, job, HeadlessPrinter(args.output_format)))
 
 
-async def _run_and_close(session: Session, prompt: str, printer: HeadlessPrinter, llm: LLMClient) -> int:
+async def _run_and_close(session: Session, job: Job, printer: HeadlessPrinter) -> int:
     try:
-        return await run_headless(session, prompt, printer)
+        return await run_headless(session, job.prompt, printer)
     finally:
-        close = getattr(llm, "aclose", None)
+        close = getattr(job.llm, "aclose", None)
         if close is not None:
             await close()

@@ -49,7 +49,44 @@ _EXPORTS: dict[str, str] = {
     "Workspace": "qcore.workspace",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "AbortSignal",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "Approver",
+    "BaseTool",
+    "ChatMessage",
+    "Decision",
+    "Event",
+    "EventBus",
+    "FileDiff",
+    "Kind",
+    "LLMClient",
+    "LLMError",
+    "ModelResponse",
+    "PermissionPolicy",
+    "ScriptedLLM",
+    "Session",
+    "Settings",
+    "ToolCall",
+    "ToolCallRequest",
+    "ToolCallState",
+    "ToolConfirmationOutcome",
+    "ToolContext",
+    "ToolError",
+    "ToolErrorType",
+    "ToolParams",
+    "ToolParamsError",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolScheduler",
+    "TurnOutcome",
+    "Usage",
+    "Workspace",
+    "__version__",
+    "create_session",
+    "load_settings",
+]
 
 
 def __getattr__(name: str) -> Any:

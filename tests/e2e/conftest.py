@@ -36,7 +36,9 @@ class Workdir:
         return env
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=self.root, check=True, capture_output=True, text=True
+        ).stdout
 
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -58,7 +60,9 @@ def workdir(tmp_path: Path, openai_server: ScriptedOpenAIServer) -> Workdir:
 
 @pytest.fixture
 def qcli(workdir: Workdir) -> Runner:
-    def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [QCLI, *args],
             cwd=workdir.root,

@@ -38,7 +38,9 @@ def test_yolo_edits_the_file_and_git_sees_the_change(workdir: Workdir, qcli: Run
     assert first["stream"] is True and first["model"] == "scripted-model"
     assert {t["function"]["name"] for t in first["tools"]} >= {"read_file", "edit", "write_file"}
     assert "Use an f-string in greet" in first["messages"][-1]["content"]
-    assert tool_messages(requests[1].body)[0]["content"] == (workdir.root / "app.py").read_text().rstrip("\n").replace(NEW, OLD)
+    assert tool_messages(requests[1].body)[0]["content"] == (workdir.root / "app.py").read_text().rstrip(
+        "\n"
+    ).replace(NEW, OLD)
     assert "has been updated" in tool_messages(requests[2].body)[-1]["content"]
 
 
@@ -60,7 +62,9 @@ def test_auto_edit_allows_edits(workdir: Workdir, qcli: Runner) -> None:
     assert result.returncode == 0 and NEW in (workdir.root / "app.py").read_text()
 
 
-def test_malformed_arguments_come_back_as_an_error_and_the_retry_succeeds(workdir: Workdir, qcli: Runner) -> None:
+def test_malformed_arguments_come_back_as_an_error_and_the_retry_succeeds(
+    workdir: Workdir, qcli: Runner
+) -> None:
     path = str(workdir.root / "app.py")
     workdir.server.script.extend(
         [
@@ -74,7 +78,9 @@ def test_malformed_arguments_come_back_as_an_error_and_the_retry_succeeds(workdi
     assert result.returncode == 0, result.stderr
     requests = workdir.server.chat_requests
     broken = tool_messages(requests[1].body)[-1]["content"]
-    assert broken.startswith("Error (invalid_tool_params): Invalid parameters for edit: The arguments are not valid JSON")
+    assert broken.startswith(
+        "Error (invalid_tool_params): Invalid parameters for edit: The arguments are not valid JSON"
+    )
     missing = tool_messages(requests[2].body)[-1]["content"]
     assert "new_string: required but missing" in missing
     assert NEW in (workdir.root / "app.py").read_text()
@@ -82,7 +88,9 @@ def test_malformed_arguments_come_back_as_an_error_and_the_retry_succeeds(workdi
 
 def test_forgiving_json_is_accepted(workdir: Workdir, qcli: Runner) -> None:
     path = str(workdir.root / "app.py")
-    sloppy = "{'file_path': '" + path + "', 'old_string': '" + OLD.replace('"', '\\"') + "', 'new_string': 'x',}"
+    sloppy = (
+        "{'file_path': '" + path + "', 'old_string': '" + OLD.replace('"', '\\"') + "', 'new_string': 'x',}"
+    )
     workdir.server.script.extend([Reply(tool_calls=[ScriptedToolCall("replace", sloppy)]), Reply(text="ok")])
     result = qcli("-p", "go", "-y")
     assert result.returncode == 0, result.stderr
@@ -95,7 +103,10 @@ def test_an_unknown_tool_lists_the_known_ones(workdir: Workdir, qcli: Runner) ->
     assert result.returncode == 0
     message = tool_messages(workdir.server.chat_requests[1].body)[-1]["content"]
     assert message.startswith('Error (tool_not_registered): Tool "read_fil" not found in registry.')
-    assert 'Did you mean one of: "read_file"' in message and "Available tools: read_file, edit, write_file" in message
+    assert (
+        'Did you mean one of: "read_file"' in message
+        and "Available tools: read_file, edit, write_file" in message
+    )
 
 
 def test_a_server_error_is_retried(workdir: Workdir, qcli: Runner) -> None:
@@ -110,7 +121,12 @@ def test_a_server_error_is_retried(workdir: Workdir, qcli: Runner) -> None:
 def test_parallel_calls_return_in_call_order(workdir: Workdir, qcli: Runner) -> None:
     (workdir.root / "b.txt").write_text("bee\n")
     workdir.server.script.extend(
-        [Reply.calls(("read_file", {"absolute_path": "app.py"}), ("read_file", {"absolute_path": "b.txt"})), Reply(text="read both")]
+        [
+            Reply.calls(
+                ("read_file", {"absolute_path": "app.py"}), ("read_file", {"absolute_path": "b.txt"})
+            ),
+            Reply(text="read both"),
+        ]
     )
     result = qcli("-p", "read")
     assert result.returncode == 0
@@ -125,7 +141,15 @@ def test_json_output_is_one_array_ending_in_a_result(workdir: Workdir, qcli: Run
     result = qcli("-p", "go", "-y", "-o", "json")
     assert result.returncode == 0, result.stderr
     messages = json.loads(result.stdout)
-    assert [m["type"] for m in messages] == ["system", "assistant", "user", "assistant", "user", "assistant", "result"]
+    assert [m["type"] for m in messages] == [
+        "system",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "result",
+    ]
     assert messages[0]["subtype"] == "session_start" and "edit" in messages[0]["tools"]
     assert messages[1]["message"]["content"][0]["type"] == "tool_use"
     assert messages[2]["message"]["content"][0]["type"] == "tool_result"
@@ -147,7 +171,10 @@ def test_piped_stdin_is_appended_to_the_prompt(workdir: Workdir, qcli: Runner) -
     workdir.server.script.append(Reply(text="seen"))
     result = qcli("-p", "Summarise this log:", stdin="line one\nline two\n")
     assert result.returncode == 0
-    assert workdir.server.chat_requests[0].body["messages"][-1]["content"] == "Summarise this log:\n\nline one\nline two\n"
+    assert (
+        workdir.server.chat_requests[0].body["messages"][-1]["content"]
+        == "Summarise this log:\n\nline one\nline two\n"
+    )
 
 
 def test_turn_limit_exits_53(workdir: Workdir, qcli: Runner) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from qcore.abort import AbortSignal
@@ -49,7 +48,7 @@ class ToolScheduler:
     def _set(self, call: ToolCall, **changes: Any) -> ToolCall:
         if call.state.terminal:
             return call
-        updated = replace(call, **changes)
+        updated = call.evolve(**changes)
         self._emit(ToolCallUpdated(updated))
         return updated
 
@@ -85,14 +84,14 @@ class ToolScheduler:
                 f"registered.{did_you_mean} Available tools: {', '.join(self.registry.names)}.",
                 ToolErrorType.TOOL_NOT_REGISTERED,
             )
-        call = replace(call, tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
+        call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
         try:
             args = parse_arguments(request.arguments)
         except ArgumentsError as error:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
-        call = replace(call, args=args)
+        call = call.evolve(args=args)
         try:
             params = tool.build(args)
             description = tool.get_description(params)
@@ -105,7 +104,7 @@ class ToolScheduler:
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
         self._tools[call.call_id] = tool
-        return replace(call, params=params, description=description)
+        return call.evolve(params=params, description=description)
 
     async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
         if call.state.terminal:
@@ -123,7 +122,7 @@ class ToolScheduler:
                 f"{tool.name} failed while preparing: {type(error).__name__}: {error}",
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
-        call = replace(call, confirmation=details)
+        call = call.evolve(confirmation=details)
         decision = self.policy.evaluate(tool, details)
         if decision.verdict is Verdict.ALLOW:
             outcome = ToolConfirmationOutcome.PROCEED_ALWAYS if details is not None else None
@@ -185,17 +184,21 @@ class ToolScheduler:
         task = asyncio.ensure_future(
             tool.execute(call.params, signal, update_output if tool.can_update_output else None)
         )
-        aborted = asyncio.ensure_future(signal.wait())
+        loop = asyncio.get_running_loop()
+
+        def stop_after_grace(_reason: str) -> None:
+            # The tool sees the signal itself; if it has not returned its partial output by then, cancel it.
+            loop.call_later(CANCEL_GRACE_SECONDS, task.cancel)
+
+        forget = signal.on_abort(stop_after_grace)
         try:
-            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            if not task.done():  # the signal fired: give the tool a moment to return its partial output
-                await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+            await asyncio.wait({task})
         finally:
-            aborted.cancel()
+            forget()
             if not task.done():
                 task.cancel()
         elapsed = int((time.monotonic() - started) * 1000)
-        call = replace(call, duration_ms=elapsed)
+        call = call.evolve(duration_ms=elapsed)
 
         result: ToolResult | None = None
         if task.done() and not task.cancelled():

@@ -50,6 +50,12 @@ class ToolCall:
     def call_id(self) -> str:
         return self.request.call_id
 
+    def evolve(self, **changes: Any) -> ToolCall:
+        """A copy with ``changes``; several times cheaper than ``dataclasses.replace`` on the hot path."""
+        updated = object.__new__(ToolCall)
+        updated.__dict__.update(self.__dict__, **changes)
+        return updated
+
     def response_text(self) -> str:
         """What the model reads for this call."""
         result = self.result

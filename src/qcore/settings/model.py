@@ -50,7 +50,9 @@ EnvMapping = Annotated[dict[str, str], BeforeValidator(_stringify_scalars)]
 class SettingsSection(BaseModel):
     """Shared config: camelCase aliases, names accepted too, unknown keys kept."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", defer_build=True
+    )
 
 
 class ModelSettings(SettingsSection):

@@ -63,7 +63,7 @@ class ToolParams(BaseModel):
     numbers are accepted where text is wanted, and "true"/"3" coerce to bool/int as pydantic's lax mode does.
     """
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, frozen=True, defer_build=True)
 
 
 class ToolParamsError(ValueError):

@@ -1,0 +1,26 @@
+"""Run every benchmark and print one Markdown table (the README's performance table is copied from it).
+
+Each row compares against a peer measured in the same run on the same machine; quote the ratio, not the
+absolute time, which depends on the machine.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import headless, scheduler_overhead, startup
+from bench.common import table
+
+
+def main() -> None:
+    rows = [*startup.rows(), *headless.rows(), *scheduler_overhead.rows()]
+    print(f"Python {platform.python_version()} on {platform.machine()}, medians of repeated runs\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

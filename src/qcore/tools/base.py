@@ -26,7 +26,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -84,7 +84,6 @@ class ToolContext:
 
     workspace: Workspace
     settings: Settings | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 def snake_case(name: str) -> str:
@@ -118,7 +117,9 @@ def describe_validation_error(tool_name: str, error: ValidationError, schema: Ma
         elif item["type"] == "missing":
             problems.append(f"{where}: required but missing")
         else:
-            problems.append(f"{where}: {item['msg']} (got {json.dumps(item.get('input'), default=str)})")
+            got = json.dumps(item.get("input"), default=str, ensure_ascii=False)
+            got = got if len(got) <= 80 else got[:77] + "..."
+            problems.append(f"{where}: {item['msg']} (got {got})")
     properties = schema.get("properties", {})
     required = set(schema.get("required", []))
     expected = ", ".join(

@@ -1,0 +1,108 @@
+"""Which files the tools leave alone: gitignore rules (nested files too), ``.git/info/exclude``,
+``.qwenignore``, and ``.git`` itself, always.
+
+Matching follows git: the deepest file with a matching pattern decides (so ``!keep.log`` in a subfolder
+re-includes), and nothing inside an ignored folder can be re-included. ``.gitignore`` files count only
+inside a git work tree, as in Qwen Code; ``.qwenignore`` counts everywhere. Parsed files are cached per
+folder, so one ``IgnoreRules`` serves a whole search.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import pathspec
+
+IgnoreSource = Literal["git", "qwen"]
+QWEN_IGNORE = ".qwenignore"
+
+
+def _in_git_work_tree(root: Path) -> bool:
+    return any((folder / ".git").exists() for folder in (root, *root.parents))
+
+
+def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+class IgnoreRules:
+    def __init__(
+        self, root: Path, *, respect_git_ignore: bool = True, respect_qwen_ignore: bool = True
+    ) -> None:
+        self.root = root
+        self.respect_git_ignore = respect_git_ignore and _in_git_work_tree(root)
+        self.respect_qwen_ignore = respect_qwen_ignore
+        self._folder_spec = cache(self._load_folder_spec)
+        self._exclude = _read_spec(root / ".git" / "info" / "exclude") if self.respect_git_ignore else None
+        self._qwen = _read_spec(root / QWEN_IGNORE) if respect_qwen_ignore else None
+
+    def _load_folder_spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
+        return _read_spec(folder / ".gitignore")
+
+    def _git_says(self, relative: Path, is_dir: bool) -> bool | None:
+        """The verdict of the deepest .gitignore with a matching pattern (None: no pattern matched)."""
+        verdict: bool | None = None
+        if self._exclude is not None:
+            verdict = self._exclude.check_file(_spelling(relative, is_dir)).include
+        parts = relative.parts
+        for depth in range(len(parts)):
+            spec = self._folder_spec(self.root.joinpath(*parts[:depth]))
+            if spec is None:
+                continue
+            result = spec.check_file(_spelling(Path(*parts[depth:]), is_dir)).include
+            if result is not None:
+                verdict = result
+        return verdict
+
+    def _own_reason(self, relative: Path, is_dir: bool) -> IgnoreSource | None:
+        """Why this entry itself is ignored, ignoring its parents."""
+        if ".git" in relative.parts:
+            return "git"
+        if self._qwen is not None and self._qwen.match_file(_spelling(relative, is_dir)):
+            return "qwen"
+        if self.respect_git_ignore and self._git_says(relative, is_dir):
+            return "git"
+        return None
+
+    def reason(self, path: Path, is_dir: bool | None = None) -> IgnoreSource | None:
+        """Why ``path`` is ignored (its own rule or a parent folder's), or None. Outside the root: None."""
+        try:
+            relative = path.relative_to(self.root)
+        except ValueError:
+            return None
+        if is_dir is None:
+            is_dir = path.is_dir()
+        parts = relative.parts
+        for depth in range(1, len(parts)):
+            found = self._own_reason(Path(*parts[:depth]), True)
+            if found:
+                return found
+        return self._own_reason(relative, is_dir) if parts else None
+
+    def is_ignored(self, path: Path, is_dir: bool | None = None) -> bool:
+        return self.reason(path, is_dir) is not None
+
+    def walk(self, start: Path) -> Iterator[Path]:
+        """Every file under ``start`` that is not ignored; ignored folders are not entered, links not followed."""
+        if self.is_ignored(start, True):
+            return
+        for folder, dirs, files in os.walk(start, followlinks=False):
+            base = Path(folder)
+            relative = base.relative_to(self.root)
+            dirs[:] = sorted(d for d in dirs if not self._own_reason(relative / d, True))
+            for name in sorted(files):
+                if not self._own_reason(relative / name, False):
+                    yield base / name
+
+
+def _spelling(relative: Path, is_dir: bool) -> str:
+    text = relative.as_posix()
+    return text + "/" if is_dir else text

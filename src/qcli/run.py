@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         return job
     session, problems = create_session(
         llm=job.llm,
-        workspace=Workspace([job.cwd]),
+        workspace=Workspace.for_project(job.cwd),
         settings=job.settings,
         mode=mode,
         approver=job.approver,

@@ -44,6 +44,7 @@ from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCall
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import Part, TextPart
+from qcore.truncation import OutputLimits
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,13 @@ class Session:
         events: EventBus | None = None,
         cwd: Path | None = None,
         session_id: str | None = None,
+        limits: OutputLimits | None = None,
     ) -> None:
         self.llm = llm
         self.registry = registry
         self.policy = policy or PermissionPolicy()
         self.events = events or EventBus()
-        self.scheduler = ToolScheduler(registry, self.policy, approver, self.events.emit)
+        self.scheduler = ToolScheduler(registry, self.policy, approver, self.events.emit, limits)
         self.max_turns = max_turns
         self.cwd = cwd or Path.cwd()
         self.session_id = session_id or uuid.uuid4().hex

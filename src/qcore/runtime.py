@@ -14,6 +14,7 @@ from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import BUILTIN_TOOLS
 from qcore.tools.plugins import load_plugin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
+from qcore.truncation import OutputLimits
 from qcore.workspace import Workspace
 
 
@@ -63,8 +64,15 @@ def create_session(
     context = ToolContext(workspace=workspace, settings=settings)
     setup = build_tools(context, settings, plugins=plugins)
     policy = PermissionPolicy(mode=mode, allowed=tuple(settings.tools.allowed))
+    tools = settings.tools
+    limits = OutputLimits(
+        max_chars=tools.truncate_tool_output_threshold if tools.enable_tool_output_truncation else 0,
+        max_lines=tools.truncate_tool_output_lines,
+        save_dir=workspace.temp_dir,
+    )
     session = Session(
         llm=llm,
+        limits=limits,
         registry=setup.registry,
         policy=policy,
         approver=approver,

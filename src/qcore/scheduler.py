@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from qcore.abort import AbortSignal
@@ -23,7 +24,8 @@ from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
+from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
+from qcore.truncation import OutputLimits, truncate_output
 
 CANCEL_GRACE_SECONDS = 2.0
 """How long a tool may take to wind down after the signal before its task is cancelled outright."""
@@ -36,11 +38,14 @@ class ToolScheduler:
         policy: PermissionPolicy,
         approver: Approver | None,
         emit: Callable[[Event], None],
+        limits: OutputLimits | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.approver = approver
         self._emit = emit
+        self.limits = limits or OutputLimits()
+        """The one truncation rule, applied to what every tool sends the model."""
         self._tools: dict[str, AnyTool] = {}
 
     # --- state changes ----------------------------------------------------------------------------
@@ -218,7 +223,20 @@ class ToolScheduler:
             return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
         assert result is not None
         state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
-        return self._set(call, state=state, result=result)
+        return self._set(call, state=state, result=self._limit(call, result))
+
+    def _limit(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """Apply the truncation rule to the text the model will read; media parts pass untouched."""
+        text = result.error.message if result.error else result.text()
+        cut = truncate_output(text, self.limits, f"{call.tool_name}-{call.call_id}")
+        if cut is None:
+            return result
+        if result.error:
+            return replace(result, error=ToolError(cut.text, result.error.type))
+        content: LLMContent = (
+            cut.text if isinstance(result.llm_content, str) else [TextPart(cut.text), *result.media()]
+        )
+        return replace(result, llm_content=content)
 
     # --- the batch --------------------------------------------------------------------------------
 

@@ -44,33 +44,51 @@ def _safe_name(name: str) -> str:
     return cleaned[:80]
 
 
-def _take(lines: list[str], chars: int, count: int, from_end: bool) -> list[str]:
-    picked: list[str] = []
-    used = 0
-    sequence = reversed(lines) if from_end else iter(lines)
-    for line in sequence:
-        if len(picked) >= count or used >= chars:
+def _head_end(text: str, chars: int, lines: int) -> int:
+    """Where the kept head ends: within both budgets, on a line boundary unless that wastes most of it."""
+    end = min(len(text), chars)
+    newline = -1
+    for _ in range(lines):
+        newline = text.find("\n", newline + 1, end)
+        if newline == -1:
             break
-        room = chars - used
-        piece = line if len(line) <= room else (line[-room:] if from_end else line[:room])
-        picked.append(piece)
-        used += len(piece) + 1
-    return picked[::-1] if from_end else picked
+    else:
+        return newline  # the line budget ran out first: already on a boundary
+    boundary = text.rfind("\n", 0, end)
+    return boundary if boundary > end // 2 else end
+
+
+def _tail_start(text: str, chars: int, lines: int) -> int:
+    """Where the kept tail starts, mirroring ``_head_end`` from the other end."""
+    start = max(0, len(text) - chars)
+    position = len(text)
+    for _ in range(lines):
+        position = text.rfind("\n", start, position)
+        if position == -1:
+            break
+    else:
+        return position + 1
+    boundary = text.find("\n", start)
+    return boundary + 1 if boundary != -1 and boundary - start < (len(text) - start) // 2 else start
 
 
 def truncate_output(text: str, limits: OutputLimits, name: str) -> Truncation | None:
     """The shortened text with its notice, or None when ``text`` is within the limits."""
     if not limits.applies_to(text):
         return None
-    lines = text.split("\n")
     head_chars = int(limits.max_chars * HEAD_SHARE)
     head_lines = max(1, int(limits.max_lines * HEAD_SHARE))
-    head = _take(lines, head_chars, head_lines, from_end=False)
-    rest = lines[len(head) :]
-    tail = _take(rest, limits.max_chars - head_chars, limits.max_lines - head_lines, from_end=True)
-    kept_chars = sum(len(line) + 1 for line in head + tail)
-    omitted_lines = max(0, len(lines) - len(head) - len(tail))
-    omitted_chars = max(0, len(text) - kept_chars)
+    head_end = _head_end(text, head_chars, head_lines)
+    tail_start = max(
+        head_end, _tail_start(text, limits.max_chars - head_chars, limits.max_lines - head_lines)
+    )
+    head, tail = text[:head_end], text[tail_start:]
+    middle = text[head_end:tail_start]
+    omitted_lines = (
+        middle.count("\n") - 1 if middle.startswith("\n") and middle.endswith("\n") else middle.count("\n")
+    )
+    omitted_chars = len(middle)
+    line_count = text.count("\n") + 1
 
     saved_to: Path | None = None
     if limits.save_dir is not None:
@@ -80,11 +98,12 @@ def truncate_output(text: str, limits: OutputLimits, name: str) -> Truncation | 
             saved_to = target
         except OSError:
             saved_to = None
-    total = f"{len(lines)} lines, {len(text)} characters"
+    total = f"{line_count} lines, {len(text)} characters"
     where = (
         f"The full output ({total}) is saved at {saved_to}; read parts of it with read_file and offset/limit."
         if saved_to
-        else f"The full output ({total}) could not be saved."
+        else f"The full output ({total}) {'could not be saved' if limits.save_dir else 'was not kept'}."
     )
     notice = f"[... {omitted_lines} lines and {omitted_chars} characters omitted from the middle. {where}]"
-    return Truncation("\n".join([*head, notice, *tail]), saved_to, omitted_lines, omitted_chars)
+    joined = f"{head.rstrip(chr(10))}\n{notice}\n{tail.lstrip(chr(10))}"
+    return Truncation(joined, saved_to, max(0, omitted_lines), omitted_chars)

@@ -20,11 +20,27 @@ def _real(path: str | Path) -> Path:
 
 
 class Workspace:
-    def __init__(self, roots: Sequence[str | Path], extra_readable: Sequence[str | Path] = ()) -> None:
+    def __init__(
+        self,
+        roots: Sequence[str | Path],
+        extra_readable: Sequence[str | Path] = (),
+        temp_dir: str | Path | None = None,
+    ) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root")
         self.roots: tuple[Path, ...] = tuple(_real(root) for root in roots)
-        self.extra_readable: tuple[Path, ...] = tuple(_real(path) for path in extra_readable)
+        self.temp_dir: Path | None = _real(temp_dir) if temp_dir is not None else None
+        """Where whole outputs are saved when truncated; readable by read_file."""
+        readable = [*extra_readable, *([temp_dir] if temp_dir is not None else [])]
+        self.extra_readable: tuple[Path, ...] = tuple(_real(path) for path in readable)
+
+    @classmethod
+    def for_project(cls, root: str | Path, home: Path | None = None) -> Workspace:
+        """A workspace rooted at ``root`` with Qwen Code's per-project temp folder beside it."""
+        from qcore.storage import project_temp_dir
+
+        real = _real(root)
+        return cls([real], temp_dir=project_temp_dir(real, home))
 
     @property
     def root(self) -> Path:

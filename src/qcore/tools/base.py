@@ -26,7 +26,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from qcore.abort import AbortSignal
+from qcore.file_state import FileStates
 from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
 
@@ -84,6 +85,8 @@ class ToolContext:
 
     workspace: Workspace
     settings: Settings | None = None
+    file_states: FileStates = field(default_factory=FileStates)
+    """What the model last saw of each file (shared by the session's file tools)."""
 
 
 def snake_case(name: str) -> str:

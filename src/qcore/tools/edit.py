@@ -1,8 +1,8 @@
-"""``edit``: replace exact text in a file; an empty ``old_string`` creates a new file.
+"""``edit``: replace text in a file; an empty ``old_string`` creates a new file.
 
-Matching is literal on LF-normalised text, so a CRLF file is matched and written back as CRLF. ``$`` in
-``new_string`` is literal (``str.replace`` has no patterns). The forgiving match ladder for near-misses
-arrives with the hardened tool set.
+Matching runs on LF-normalised text, so a CRLF file is matched and written back as CRLF; near-misses are
+found by the deterministic ladder in ``edit_match`` (look-alike characters, trailing whitespace, a trailing
+blank line; never indentation). ``$`` in ``new_string`` is literal.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
+from qcore.tools.edit_match import apply_replacement, find_matches
 from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolErrorType, ToolResult
 
@@ -72,14 +73,16 @@ class Edit(FileChangeTool[EditParams]):
                 f"No changes to apply: old_string and new_string are identical in {path}.",
                 ToolErrorType.EDIT_NO_CHANGE,
             )
-        count = existing.text.count(old)
-        if count == 0:
+        content = existing.file.text
+        match = find_matches(content, old)
+        if match is None:
             return ToolResult.failure(
                 f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact text "
                 "in old_string was not found. Ensure you're not escaping content incorrectly and check "
                 "whitespace, indentation, and context. Use read_file tool to verify.",
                 ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
             )
+        count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
                 f"Failed to edit: found {count} occurrences of old_string in {path} but replace_all was not "
@@ -87,7 +90,19 @@ class Edit(FileChangeTool[EditParams]):
                 "replace_all to true to change all of them.",
                 ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH,
             )
-        return Proposal(path, existing, existing.text.replace(old, new))
+        if match.dropped_trailing_newline and new.endswith("\n"):
+            new = new[:-1]
+        deleting_lines = new == "" and not old.endswith("\n")
+        updated = apply_replacement(content, match.spans, new, deleting_lines=deleting_lines)
+        if updated == content:
+            return ToolResult.failure(
+                f"No changes to apply: the new content of {path} would be identical to the current one.",
+                ToolErrorType.EDIT_NO_CHANGE,
+            )
+        note = (
+            "" if match.rung == "exact" else f"(old_string matched the file after allowing for {match.rung}.)"
+        )
+        return Proposal(path, existing, updated, note)
 
     def success_message(self, proposal: Proposal) -> str:
         if proposal.original is None:

@@ -1,8 +1,9 @@
 """What ``write_file`` and ``edit`` share: propose new content, show it as a diff, write it atomically.
 
 A tool computes a ``Proposal`` (or a failed ``ToolResult``) from its params; the question and the write both
-start from that one computation, re-read from disk each time, so the written bytes are what the diff showed
-given an unchanged file.
+start from that one computation, re-read from disk each time. Two checks keep a write from landing on a
+file that moved underneath it: the file must be as the model last read it, and as it was when the diff
+was shown. Either failing refuses the write and says what to do.
 """
 
 from __future__ import annotations
@@ -14,29 +15,48 @@ from typing import TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.diffs import file_diff
-from qcore.files import NotTextError, TextFile, read_text_file, write_text_file
-from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.file_state import fingerprint
+from qcore.files import NotTextError, TextFile, atomic_write, decode_text
+from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
 
 
 @dataclass(frozen=True)
+class Existing:
+    """A file as it is on disk now: its decoded text and the exact bytes."""
+
+    file: TextFile
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Proposal:
     path: Path
-    original: TextFile | None
+    original: Existing | None
     """The file as read (None: it does not exist yet)."""
     new_text: str
-    """The proposed content with LF line endings."""
+    """The proposed content with LF line endings (a new file's content is kept as given)."""
+    note: str = ""
+    """Said to the model after the success message (e.g. how old_string was matched)."""
+
+    @property
+    def old_text(self) -> str | None:
+        return self.original.file.text if self.original else None
+
+    def new_bytes(self) -> bytes:
+        return (self.original.file if self.original else TextFile(text="")).render(self.new_text)
 
 
-def load_existing(path: Path) -> TextFile | ToolResult | None:
+def load_existing(path: Path) -> Existing | ToolResult | None:
     """The file, None when absent, or a failed result saying why it cannot be used."""
     if path.is_dir():
         return ToolResult.failure(
             f"Path is a directory, not a file: {path}", ToolErrorType.TARGET_IS_DIRECTORY
         )
     try:
-        return read_text_file(path)
+        data = path.read_bytes()
+        return Existing(decode_text(data), data)
     except FileNotFoundError:
         return None
     except NotTextError as error:
@@ -64,41 +84,76 @@ class FileChangeTool(BaseTool[P]):
     is_output_markdown = False
     confirm_title = "Confirm Change"
 
+    def __init__(self, context: ToolContext | None = None) -> None:
+        super().__init__(context)
+        self._shown: dict[int, str | None] = {}
+        """Per call (the params object): fingerprint of the file when its diff was shown; None if absent."""
+
     def propose(self, params: P) -> Proposal | ToolResult:
         raise NotImplementedError
 
     def success_message(self, proposal: Proposal) -> str:
         raise NotImplementedError
 
-    async def should_confirm_execute(self, params: P, signal: AbortSignal) -> EditConfirmation | None:
+    def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
+        if self.context is None:
+            return None
+        data = proposal.original.data if proposal.original else None
+        if not self.context.file_states.changed_since_seen(proposal.path, data):
+            return None
+        return ToolResult.failure(
+            f"{proposal.path} has changed since you last read it (edited by the user or another program). "
+            "Nothing was written. Read it again with read_file, then redo the change against its current content.",
+            ToolErrorType.EDIT_PREPARATION_FAILURE,
+        )
+
+    def _prepare(self, params: P) -> Proposal | ToolResult:
         proposal = self.propose(params)
         if isinstance(proposal, ToolResult):
+            return proposal
+        return self._changed_since_read(proposal) or proposal
+
+    async def should_confirm_execute(self, params: P, signal: AbortSignal) -> EditConfirmation | None:
+        proposal = self._prepare(params)
+        if isinstance(proposal, ToolResult):
             return None  # nothing to ask: execute reports the failure
+        self._shown[id(params)] = fingerprint(proposal.original.data) if proposal.original else None
         shown = self.workspace.relative(proposal.path)
-        old = proposal.original.text if proposal.original else None
-        diff = file_diff(shown, old, proposal.new_text)
+        diff = file_diff(shown, proposal.old_text, proposal.new_text)
         return EditConfirmation(
             title=f"{self.confirm_title}: {shown}",
             file_name=proposal.path.name,
             file_path=str(proposal.path),
             file_diff=diff.file_diff,
-            original_content=old,
+            original_content=proposal.old_text,
             new_content=proposal.new_text,
         )
 
     async def execute(
         self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
-        proposal = self.propose(params)
+        missing = object()
+        shown = self._shown.pop(id(params), missing)
+        proposal = self._prepare(params)
         if isinstance(proposal, ToolResult):
             return proposal
+        now = fingerprint(proposal.original.data) if proposal.original else None
+        if shown is not missing and shown != now:
+            return ToolResult.failure(
+                f"{proposal.path} changed after the diff was shown and before it was approved. Nothing was "
+                "written. Read the file again and propose the change anew.",
+                ToolErrorType.EDIT_PREPARATION_FAILURE,
+            )
+        data = proposal.new_bytes()
         try:
-            write_text_file(proposal.path, proposal.new_text, like=proposal.original)
+            atomic_write(proposal.path, data)
         except OSError as error:
             kind = _WRITE_ERRORS.get(error.errno or 0, ToolErrorType.FILE_WRITE_FAILURE)
             return ToolResult.failure(f"Could not write {proposal.path}: {error.strerror or error}", kind)
-        shown = self.workspace.relative(proposal.path)
-        old = proposal.original.text if proposal.original else None
+        if self.context is not None:
+            self.context.file_states.record(proposal.path, data)
+        label = self.workspace.relative(proposal.path)
+        message = self.success_message(proposal) + (f" {proposal.note}" if proposal.note else "")
         return ToolResult(
-            self.success_message(proposal), file_diff(shown, old, proposal.new_text, "Original", "Written")
+            message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written")
         )

@@ -588,6 +588,39 @@ def test_unknown_keys_survive(layout: Layout) -> None:
     assert loaded.settings.tools.model_extra == {"sandbox": True}
 
 
+def test_web_settings_are_typed(layout: Layout) -> None:
+    layout.env["TAVILY_API_KEY"] = "tvly-1"
+    write(
+        layout.user,
+        {
+            "webSearch": {
+                "provider": [{"type": "tavily", "apiKey": "$TAVILY_API_KEY", "searchDepth": "advanced"}],
+                "default": "tavily",
+            },
+            "tools": {"webFetch": {"allowPrivateAddresses": True}},
+        },
+    )
+    loaded = layout.load()
+    assert loaded.problems == []
+    settings = loaded.settings
+    [provider] = settings.web_search.provider
+    assert (provider.type, provider.api_key, provider.base_url) == ("tavily", "tvly-1", None)
+    assert provider.model_extra == {"searchDepth": "advanced"}
+    assert settings.web_search.default == "tavily"
+    assert settings.tools.web_fetch.allow_private_addresses is True
+    defaults = Settings()
+    assert defaults.web_search.provider == [] and defaults.web_search.default is None
+    assert defaults.tools.web_fetch.allow_private_addresses is False
+
+
+def test_a_provider_without_a_type_is_reported(layout: Layout) -> None:
+    write(layout.user, {"webSearch": {"provider": [{"apiKey": "k"}], "default": "tavily"}})
+    loaded = layout.load()
+    [problem] = loaded.problems
+    assert problem.message.startswith("webSearch.provider:")
+    assert loaded.settings.web_search.provider == [] and loaded.settings.web_search.default == "tavily"
+
+
 def test_settings_problem_str_without_position() -> None:
     assert str(SettingsProblem(message="m")) == "m"
     assert str(SettingsProblem(path="f.json", message="m")) == "f.json: m"

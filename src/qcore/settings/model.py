@@ -28,6 +28,9 @@ __all__ = [
     "Settings",
     "SettingsSection",
     "ToolsSettings",
+    "WebFetchSettings",
+    "WebSearchProviderConfig",
+    "WebSearchSettings",
 ]
 
 ApprovalModeSetting = Literal["plan", "default", "auto-edit", "yolo"]
@@ -72,6 +75,11 @@ class SecuritySettings(SettingsSection):
     auth: AuthSettings = Field(default_factory=AuthSettings)
 
 
+class WebFetchSettings(SettingsSection):
+    allow_private_addresses: bool = False
+    """Let web_fetch reach loopback, private, link-local and unspecified addresses (off: SSRF guard)."""
+
+
 class ToolsSettings(SettingsSection):
     core: list[str] | None = None
     """Allowlist of built-in tools; None means all of them."""
@@ -88,6 +96,7 @@ class ToolsSettings(SettingsSection):
     truncate_tool_output_threshold: int = 25_000
     """Characters; zero or less means no limit."""
     truncate_tool_output_lines: int = 1_000
+    web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
 
 
 class McpServerConfig(SettingsSection):
@@ -140,6 +149,20 @@ class GeneralSettings(SettingsSection):
     checkpointing: CheckpointingSettings = Field(default_factory=CheckpointingSettings)
 
 
+class WebSearchProviderConfig(SettingsSection):
+    type: str
+    """Provider kind; qcore implements "tavily" (others are kept but not used)."""
+    api_key: str | None = None
+    base_url: str | None = None
+    """A Tavily-compatible endpoint; None means the public Tavily API."""
+
+
+class WebSearchSettings(SettingsSection):
+    provider: list[WebSearchProviderConfig] = []
+    default: str | None = None
+    """The ``type`` to use when several providers are configured."""
+
+
 class Settings(SettingsSection):
     """All settings qcore reads, after the scopes are merged."""
 
@@ -151,5 +174,5 @@ class Settings(SettingsSection):
     context: ContextSettings = Field(default_factory=ContextSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     general: GeneralSettings = Field(default_factory=GeneralSettings)
-    web_search: dict[str, Any] | None = None
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     env: EnvMapping = {}

@@ -1,0 +1,119 @@
+"""``save_memory``: append a fact to the context file that is read into every later session.
+
+The fact goes under ``## Qwen Added Memories`` in ``QWEN.md`` (the first ``context.fileName``), in the
+project root or in ``~/.qwen``. Qwen Code's file layout is kept so the same memories work in both tools.
+It is a file change like any other, so it is shown as a diff and written atomically in the file's own line
+endings (through ``FileChangeTool``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from qcore.tools.base import Kind, ToolContext, ToolParams
+from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.results import ToolResult
+
+MEMORY_HEADING = "## Qwen Added Memories"
+DEFAULT_CONTEXT_FILE = "QWEN.md"
+_HEADING = re.compile(rf"^{re.escape(MEMORY_HEADING)}[ \t]*$", re.MULTILINE)
+_NEXT_SECTION = re.compile(r"^#{1,2} ", re.MULTILINE)
+_TRAILING_BLANK_LINES = re.compile(r"(\n[ \t]*)+\Z")
+
+
+def clean_fact(fact: str) -> str:
+    """One line, without the list dashes a model tends to add."""
+    one_line = " ".join(line.strip() for line in fact.splitlines() if line.strip())
+    return re.sub(r"^[-\s]+", "", one_line).rstrip()
+
+
+def add_memory(text: str, fact: str) -> str:
+    """``text`` (LF endings) with ``- fact`` at the end of the memories section, created if missing.
+
+    The section ends at the next level-1 or level-2 heading; blank lines before that heading are kept.
+    """
+    entry = f"- {clean_fact(fact)}"
+    found = _HEADING.search(text)
+    if found is None:
+        if not text.strip():
+            return f"{MEMORY_HEADING}\n{entry}\n"
+        separator = "" if text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return f"{text}{separator}{MEMORY_HEADING}\n{entry}\n"
+    start = found.end()
+    following = _NEXT_SECTION.search(text, start)
+    end = following.start() if following else len(text)
+    section = _TRAILING_BLANK_LINES.sub("", text[start:end])
+    return text[:start] + section + f"\n{entry}\n" + ("\n" if following else "") + text[end:]
+
+
+def context_file_name(names: str | list[str] | None) -> str:
+    """The file memories are saved to: the first configured context file name."""
+    if isinstance(names, str):
+        return names.strip() or DEFAULT_CONTEXT_FILE
+    for name in names or ():
+        if name.strip():
+            return name.strip()
+    return DEFAULT_CONTEXT_FILE
+
+
+class SaveMemoryParams(ToolParams):
+    fact: str = Field(description="The fact to remember, as one clear, self-contained statement.")
+    scope: Literal["global", "project"] = Field(
+        default="project",
+        description="project: this project's context file (default). global: the user's file in ~/.qwen, "
+        "for preferences that hold in every project.",
+    )
+
+
+class SaveMemory(FileChangeTool[SaveMemoryParams]):
+    """Saves a fact to long-term memory, read at the start of every later session. Use it when the user
+    asks you to remember something, or states a lasting preference or project fact; not for anything
+    that only matters in this conversation.
+    """
+
+    kind = Kind.THINK
+    params_model = SaveMemoryParams
+    confirm_title = "Confirm Memory"
+
+    def __init__(self, context: ToolContext | None = None, *, home: Path | None = None) -> None:
+        """``home`` holds ``.qwen``; tests pass a temporary folder so the real one is never touched."""
+        super().__init__(context)
+        self.home = home if home is not None else Path.home()
+
+    def memory_path(self, scope: str) -> Path:
+        settings = self.context.settings if self.context is not None else None
+        name = context_file_name(settings.context.file_name if settings else None)
+        if scope == "global":
+            return self.home / ".qwen" / name
+        return self.workspace.root / name
+
+    def validate_tool_param_values(self, params: SaveMemoryParams) -> str | None:
+        if not clean_fact(params.fact):
+            return "The fact is empty; give the statement to remember."
+        if self.memory_path(params.scope).is_dir():
+            return f"The memory file is a directory: {self.memory_path(params.scope)}"
+        return None
+
+    def get_description(self, params: SaveMemoryParams) -> str:
+        fact = clean_fact(params.fact)
+        fact = fact if len(fact) <= 80 else fact[:77] + "..."
+        return f"Remember ({params.scope}): {fact}"
+
+    def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
+        path = self.memory_path(params.scope)
+        existing = load_existing(path)
+        if isinstance(existing, ToolResult):
+            return existing
+        return Proposal(path, existing, add_memory(existing.file.text if existing else "", params.fact))
+
+    def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
+        """An append does not depend on what the model last saw of the file (it may never have read it,
+        and cannot read the global one), so the stale-read check of ``edit`` does not apply."""
+        return None
+
+    def success_message(self, proposal: Proposal) -> str:
+        return f"Saved to memory in {proposal.path}. It will be part of the context of future sessions."

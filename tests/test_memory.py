@@ -1,0 +1,143 @@
+"""save_memory on real files: a project root and a fake home, both under tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qcore.abort import AbortSignal
+from qcore.settings import Settings
+from qcore.tools.base import ToolContext, ToolParamsError
+from qcore.tools.confirmation import EditConfirmation
+from qcore.tools.memory import MEMORY_HEADING, SaveMemory, add_memory, clean_fact, context_file_name
+from qcore.tools.results import FileDiff
+from qcore.workspace import Workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+def memory_tool(root: Path, home: Path, settings: Settings | None = None) -> SaveMemory:
+    return SaveMemory(ToolContext(Workspace([root]), settings), home=home)
+
+
+async def save(tool: SaveMemory, **raw: str) -> str:
+    result = await tool.execute(tool.build(raw), AbortSignal())
+    assert result.ok, result.text()
+    return result.text()
+
+
+async def test_project_memory_creates_the_file_and_heading(root: Path, home: Path) -> None:
+    message = await save(memory_tool(root, home), fact="The tests run with `make check`.")
+    assert (root / "QWEN.md").read_text() == f"{MEMORY_HEADING}\n- The tests run with `make check`.\n"
+    assert str(root / "QWEN.md") in message
+    assert not (home / ".qwen").exists()
+
+
+async def test_global_memory_goes_to_the_home_folder(root: Path, home: Path) -> None:
+    await save(memory_tool(root, home), fact="I prefer tabs.", scope="global")
+    assert (home / ".qwen" / "QWEN.md").read_text() == f"{MEMORY_HEADING}\n- I prefer tabs.\n"
+    assert not (root / "QWEN.md").exists()
+
+
+async def test_heading_is_added_after_existing_text_with_a_blank_line(root: Path, home: Path) -> None:
+    (root / "QWEN.md").write_text("# Project\n\nUse ruff.")
+    tool = memory_tool(root, home)
+    await save(tool, fact="first")
+    await save(tool, fact="second")
+    assert (
+        root / "QWEN.md"
+    ).read_text() == f"# Project\n\nUse ruff.\n\n{MEMORY_HEADING}\n- first\n- second\n"
+
+
+async def test_entry_goes_at_the_end_of_its_section(root: Path, home: Path) -> None:
+    (root / "QWEN.md").write_text(
+        f"# Notes\n\n{MEMORY_HEADING}\n- old fact\n\n\n## Build\n\nRun make.\n\n{MEMORY_HEADING.replace('Qwen', 'Other')}\n"
+    )
+    await save(memory_tool(root, home), fact="new fact")
+    assert (root / "QWEN.md").read_text() == (
+        f"# Notes\n\n{MEMORY_HEADING}\n- old fact\n- new fact\n\n## Build\n\nRun make.\n\n"
+        "## Other Added Memories\n"
+    )
+
+
+async def test_crlf_file_keeps_its_line_endings(root: Path, home: Path) -> None:
+    (root / "QWEN.md").write_bytes(b"# Rules\r\n\r\n## Qwen Added Memories\r\n- one\r\n")
+    await save(memory_tool(root, home), fact="two")
+    assert (root / "QWEN.md").read_bytes() == b"# Rules\r\n\r\n## Qwen Added Memories\r\n- one\r\n- two\r\n"
+
+
+async def test_file_name_comes_from_settings(root: Path, home: Path) -> None:
+    settings = Settings.model_validate({"context": {"fileName": ["AGENTS.md", "QWEN.md"]}})
+    await save(memory_tool(root, home, settings), fact="x")
+    await save(memory_tool(root, home, settings), fact="y", scope="global")
+    assert (root / "AGENTS.md").exists() and not (root / "QWEN.md").exists()
+    assert (home / ".qwen" / "AGENTS.md").exists()
+
+
+async def test_confirmation_is_a_diff_and_writes_nothing(root: Path, home: Path) -> None:
+    (root / "QWEN.md").write_text("# P\n")
+    tool = memory_tool(root, home)
+    params = tool.build({"fact": "- - remember this"})
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    assert isinstance(question, EditConfirmation)
+    assert question.file_path == str(root / "QWEN.md")
+    assert f"+{MEMORY_HEADING}\n+- remember this\n" in question.file_diff
+    assert question.new_content == f"# P\n\n{MEMORY_HEADING}\n- remember this\n"
+    assert (root / "QWEN.md").read_text() == "# P\n"
+    result = await tool.execute(params, AbortSignal())
+    assert result.ok and isinstance(result.return_display, FileDiff)
+    assert (root / "QWEN.md").read_text() == question.new_content
+
+
+async def test_a_file_edited_by_the_user_between_saves_is_still_appended_to(root: Path, home: Path) -> None:
+    tool = memory_tool(root, home)
+    await save(tool, fact="one")
+    with (root / "QWEN.md").open("a") as handle:
+        handle.write("- added by hand\n")
+    await save(tool, fact="two")
+    assert (root / "QWEN.md").read_text() == f"{MEMORY_HEADING}\n- one\n- added by hand\n- two\n"
+
+
+@pytest.mark.parametrize("fact", ["", "   ", "- -", "\n-\n"])
+def test_empty_facts_are_refused(root: Path, home: Path, fact: str) -> None:
+    with pytest.raises(ToolParamsError, match="fact is empty"):
+        memory_tool(root, home).build({"fact": fact})
+
+
+def test_scope_must_be_global_or_project(root: Path, home: Path) -> None:
+    with pytest.raises(ToolParamsError, match="scope"):
+        memory_tool(root, home).build({"fact": "x", "scope": "session"})
+
+
+def test_clean_fact_makes_one_line_without_leading_dashes() -> None:
+    assert clean_fact("-- Use uv\n  for installs ") == "Use uv for installs"
+    assert clean_fact("a - b") == "a - b"
+
+
+def test_add_memory_edge_cases() -> None:
+    assert add_memory("", "x") == f"{MEMORY_HEADING}\n- x\n"
+    assert add_memory("text\n", "x") == f"text\n\n{MEMORY_HEADING}\n- x\n"
+    assert add_memory("text\n\n", "x") == f"text\n\n{MEMORY_HEADING}\n- x\n"
+    assert add_memory(MEMORY_HEADING, "x") == f"{MEMORY_HEADING}\n- x\n"
+    # A deeper heading inside the section does not end it.
+    assert add_memory(f"{MEMORY_HEADING}\n### Sub\n- a\n", "x") == f"{MEMORY_HEADING}\n### Sub\n- a\n- x\n"
+
+
+def test_context_file_name() -> None:
+    assert context_file_name(None) == "QWEN.md"
+    assert context_file_name("GEMINI.md") == "GEMINI.md"
+    assert context_file_name(["", "AGENTS.md"]) == "AGENTS.md"
+    assert context_file_name([]) == "QWEN.md"

@@ -96,7 +96,7 @@ async def test_shell_without_anyone_to_ask(
     assert (done.result.error.type if done.result and done.result.error else None) is error_type
     assert h.shell.ran == ([] if error_type else ["ls"])
     if mode is ApprovalMode.DEFAULT:
-        assert "--yolo" in done.response_text() and "tools.allowed" in done.response_text()
+        assert "--yolo" in done.response_text() and "permissions.allow" in done.response_text()
     if mode is ApprovalMode.PLAN:
         assert "Plan mode is active" in done.response_text()
 

@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output format"
     )
     parser.add_argument(
+        "--allowed-tools",
+        action="append",
+        metavar="RULE",
+        help="a rule that runs without asking, e.g. 'run_shell_command(npm test:*)' (repeatable)",
+    )
+    parser.add_argument(
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
     parser.add_argument(

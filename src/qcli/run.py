@@ -14,6 +14,7 @@ from qcli.main import EXIT_AUTH, EXIT_INPUT
 from qcore.agent import Session
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver
+from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
 from qcore.settings import Settings, load_settings
 from qcore.workspace import Workspace
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     job = demo_job(mode) if args.demo else headless_job(args, cwd, loaded.settings)
     if isinstance(job, int):
         return job
+    rules = [*([] if args.demo else rules_from_settings(loaded)), *rules_from_flags(args.allowed_tools or ())]
     session, problems = create_session(
         llm=job.llm,
         workspace=Workspace.for_project(job.cwd),
@@ -125,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         mode=mode,
         approver=job.approver,
         max_turns=args.max_session_turns,
+        rules=rules,
+        rule_store=SettingsRuleStore(job.cwd),
     )
     for problem in problems:
         _say(problem)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qcore.agent import Session
 from qcore.events import EventBus
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
+from qcore.permissions.rules import Rule
+from qcore.permissions.settings_rules import SettingsRuleStore, shell_core_prefixes
 from qcore.prompt import build_system_prompt
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
@@ -59,11 +62,23 @@ def create_session(
     max_turns: int | None = None,
     events: EventBus | None = None,
     plugins: bool = True,
+    rules: Sequence[Rule] = (),
+    rule_store: SettingsRuleStore | None = None,
 ) -> tuple[Session, list[str]]:
-    """A ready session for ``workspace``; the list holds tool problems to show the user."""
+    """A ready session for ``workspace``; the list holds tool problems to show the user.
+
+    ``rules`` come from ``rules_from_settings`` and ``rules_from_flags``; with a ``rule_store`` the
+    user's "always, for this project / for me" answers are saved to those settings files.
+    """
     context = ToolContext(workspace=workspace, settings=settings)
     setup = build_tools(context, settings, plugins=plugins)
-    policy = PermissionPolicy(mode=mode, allowed=tuple(settings.tools.allowed))
+    policy = PermissionPolicy(
+        mode=mode,
+        rules=list(rules),
+        root=workspace.root,
+        shell_core=shell_core_prefixes(settings.tools.core),
+        persist=rule_store.save if rule_store else None,
+    )
     tools = settings.tools
     limits = OutputLimits(
         max_chars=tools.truncate_tool_output_threshold if tools.enable_tool_output_truncation else 0,

@@ -15,14 +15,14 @@ from dataclasses import replace
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.events import Event, ToolCallUpdated, ToolOutputUpdated
+from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.llm.types import ToolCallRequest
-from qcore.permissions.approver import ApprovalRequest, Approver
+from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict
 from qcore.scheduling import ToolCall, ToolCallState
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, ToolParamsError
-from qcore.tools.confirmation import ToolConfirmationOutcome
+from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.truncation import OutputLimits, truncate_output
@@ -111,14 +111,12 @@ class ToolScheduler:
         self._tools[call.call_id] = tool
         return call.evolve(params=params, description=description)
 
-    async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
-        if call.state.terminal:
-            return call
-        if signal.aborted:
-            return self._cancel(call, "Tool call cancelled by user.")
-        tool = self._tools[call.call_id]
+    async def _question(
+        self, call: ToolCall, tool: AnyTool, signal: AbortSignal
+    ) -> ToolCall | ConfirmationDetails | None:
+        """The tool's question for the current params (None: nothing to ask), or the failed call."""
         try:
-            details = await tool.should_confirm_execute(call.params, signal)
+            return await tool.should_confirm_execute(call.params, signal)
         except Exception as error:
             if signal.aborted:
                 return self._cancel(call, "Tool call cancelled by user.")
@@ -127,28 +125,10 @@ class ToolScheduler:
                 f"{tool.name} failed while preparing: {type(error).__name__}: {error}",
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
-        call = call.evolve(confirmation=details)
-        decision = self.policy.evaluate(tool, details)
-        if decision.verdict is Verdict.ALLOW:
-            outcome = ToolConfirmationOutcome.PROCEED_ALWAYS if details is not None else None
-            return self._set(call, state=ToolCallState.SCHEDULED, outcome=outcome)
-        if decision.verdict is Verdict.DENY:
-            return self._fail(call, decision.reason, ToolErrorType.EXECUTION_DENIED)
-        if self.approver is None or details is None:
-            return self._fail(
-                call, self.policy.unattended_refusal(tool, details), ToolErrorType.EXECUTION_DENIED
-            )
 
-        call = self._set(call, state=ToolCallState.AWAITING_APPROVAL)
-        request = ApprovalRequest(
-            call_id=call.call_id,
-            tool_name=tool.name,
-            display_name=tool.display_name,
-            kind=tool.kind,
-            description=call.description,
-            details=details,
-            mode=self.policy.mode,
-        )
+    async def _ask(self, request: ApprovalRequest, signal: AbortSignal) -> Decision | None:
+        """The user's answer, or None when the signal aborted first."""
+        assert self.approver is not None
         answer = asyncio.ensure_future(self.approver.decide(request))
         aborted = asyncio.ensure_future(signal.wait())
         try:
@@ -157,8 +137,63 @@ class ToolScheduler:
             aborted.cancel()
         if not answer.done():
             answer.cancel()
+            return None
+        return answer.result()
+
+    async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
+        if call.state.terminal:
+            return call
+        if signal.aborted:
             return self._cancel(call, "Tool call cancelled by user.")
-        chosen = answer.result()
+        tool = self._tools[call.call_id]
+        details = await self._question(call, tool, signal)
+        if isinstance(details, ToolCall):
+            return details
+        try:
+            subject = tool.permission_subject(call.params)
+        except Exception:
+            subject = None
+        call = call.evolve(confirmation=details)
+        decision = self.policy.evaluate(tool, details, subject)
+        if decision.verdict is Verdict.ALLOW:
+            outcome = ToolConfirmationOutcome.PROCEED_ALWAYS if details is not None else None
+            return self._set(call, state=ToolCallState.SCHEDULED, outcome=outcome)
+        if decision.verdict is Verdict.DENY:
+            return self._fail(call, decision.reason, ToolErrorType.EXECUTION_DENIED)
+        if self.approver is None or details is None:
+            return self._fail(
+                call, self.policy.unattended_refusal(tool, details, subject), ToolErrorType.EXECUTION_DENIED
+            )
+
+        while True:
+            call = self._set(call, state=ToolCallState.AWAITING_APPROVAL, confirmation=details)
+            request = ApprovalRequest(
+                call_id=call.call_id,
+                tool_name=tool.name,
+                display_name=tool.display_name,
+                kind=tool.kind,
+                description=call.description,
+                details=details,
+                mode=self.policy.mode,
+                suggested_rules=tuple(
+                    self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
+                ),
+            )
+            chosen = await self._ask(request, signal)
+            if chosen is None:
+                return self._cancel(call, "Tool call cancelled by user.")
+            if chosen.outcome is not ToolConfirmationOutcome.MODIFY_WITH_EDITOR:
+                break
+            modified = self._modified(call, tool, chosen)
+            if modified.state.terminal:
+                return modified
+            call = modified
+            details = await self._question(call, tool, signal)
+            if isinstance(details, ToolCall):
+                return details
+            if details is None:  # the user's version leaves nothing to ask about (e.g. no change)
+                return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
+
         if chosen.outcome is ToolConfirmationOutcome.CANCEL:
             reason = "User did not allow tool call."
             if chosen.feedback:
@@ -169,8 +204,32 @@ class ToolScheduler:
                 outcome=chosen.outcome,
                 result=ToolResult(reason, "Rejected", ToolError(reason, ToolErrorType.EXECUTION_DENIED)),
             )
-        self.policy.remember(tool, chosen.outcome)
+        if chosen.outcome is not ToolConfirmationOutcome.PROCEED_ONCE:
+            rules = chosen.rules
+            if rules is None:
+                rules = tuple(self.policy.suggest_rules(tool, chosen.outcome, subject))
+            try:
+                self.policy.remember(list(rules), chosen.scope)
+            except (OSError, RuntimeError, ValueError) as error:
+                self._emit(
+                    ErrorOccurred(f"Could not save the rule {', '.join(rules)}: {error}", "permissions")
+                )
         return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
+
+    def _modified(self, call: ToolCall, tool: AnyTool, chosen: Decision) -> ToolCall:
+        """The call with the user's own content in place of the model's proposal, to be asked about again."""
+        modify = getattr(tool, "modified_params", None)
+        if modify is None or chosen.new_content is None:
+            return self._fail(
+                call,
+                f"{tool.name} cannot take edited content from the user.",
+                ToolErrorType.INVALID_TOOL_PARAMS,
+            )
+        try:
+            params = modify(call.params, chosen.new_content)
+        except ToolParamsError as error:
+            return self._fail(call, f"The edited content cannot be used: {error}", error.error_type)
+        return call.evolve(params=params, args=params.model_dump(), modified_by_user=True)
 
     async def _execute(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
         if call.state is not ToolCallState.SCHEDULED:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from qcore.permissions.modes import ApprovalMode
+from qcore.permissions.rules import RuleSource
 from qcore.tools.base import Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 
@@ -23,6 +24,8 @@ class ApprovalRequest:
     description: str
     details: ConfirmationDetails
     mode: ApprovalMode
+    suggested_rules: tuple[str, ...] = ()
+    """What "always" would allow (show it before saving); empty when the call cannot be covered by a rule."""
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,24 @@ class Decision:
     outcome: ToolConfirmationOutcome
     feedback: str | None = None
     """With ``cancel``: what the user wants the model to know instead."""
+    scope: RuleSource = RuleSource.SESSION
+    """With an "always" outcome: where the rule lives (session, project or user settings)."""
+    rules: tuple[str, ...] | None = None
+    """With an "always" outcome: the rules to add; None takes the request's suggestions."""
+    new_content: str | None = None
+    """With ``modify_with_editor``: the file content the user wrote instead of the proposal."""
 
     @classmethod
     def once(cls) -> Decision:
         return cls(ToolConfirmationOutcome.PROCEED_ONCE)
 
     @classmethod
-    def always(cls) -> Decision:
-        return cls(ToolConfirmationOutcome.PROCEED_ALWAYS)
+    def always(cls, scope: RuleSource = RuleSource.SESSION, rules: tuple[str, ...] | None = None) -> Decision:
+        return cls(ToolConfirmationOutcome.PROCEED_ALWAYS, scope=scope, rules=rules)
+
+    @classmethod
+    def modify(cls, new_content: str) -> Decision:
+        return cls(ToolConfirmationOutcome.MODIFY_WITH_EDITOR, new_content=new_content)
 
     @classmethod
     def reject(cls, feedback: str | None = None) -> Decision:

@@ -1,20 +1,44 @@
-"""Whether a call runs, is asked about, or is refused: the approval mode plus allow rules.
+"""Whether a call runs, is asked about, or is refused: rules first, then the approval mode.
 
-The tool only describes its question (``should_confirm_execute``); this module alone decides whether the
-question is put. ``tools.allowed`` entries name whole tools here; argument patterns and ask/deny rules come
-with the full rule engine.
+Order of evaluation, the same for every tool:
+
+1. a matching **deny** rule refuses the call, in every mode;
+2. **plan** mode refuses anything that would change the world (read-only shell commands still run);
+3. a matching **ask** rule puts the question, even in yolo mode;
+4. a call with nothing to ask (a read-only tool) runs;
+5. **yolo** runs everything else;
+6. **allow** rules (settings, flags, "always" answers) and the built-in read-only shell commands run;
+7. **auto-edit** runs file edits;
+8. everything else is asked.
+
+For a shell command, a rule covers one simple command: the line runs unasked only when every command in
+it (including inside substitutions and ``bash -c``) is allowed, nothing is written by redirection, and
+the parser understood all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 from qcore.permissions.modes import ApprovalMode
+from qcore.permissions.readonly import is_read_only, is_read_only_command
+from qcore.permissions.rules import (
+    Rule,
+    RuleKind,
+    RuleSource,
+    command_matches,
+    split_rule,
+    subject_matches,
+    tool_matches,
+)
+from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analyse
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.registry import tool_aliases
+from qcore.tools.subjects import ShellSubject, Subject, UrlSubject
 
 
 class Verdict(StrEnum):
@@ -27,12 +51,16 @@ class Verdict(StrEnum):
 class PolicyDecision:
     verdict: Verdict
     reason: str = ""
+    rule: Rule | None = None
 
 
 PLAN_MODE_REFUSAL = (
     "Plan mode is active: only read-only tools run, and {tool} would change files or run commands. "
     "Do not try to make changes; finish exploring and present your plan to the user."
 )
+
+Persist = Callable[[RuleSource, RuleKind, str], Path]
+"""Saves a rule to the settings file of a scope and returns the file's path."""
 
 
 def mode_that_allows(tool: AnyTool, details: ConfirmationDetails | None) -> ApprovalMode:
@@ -42,49 +70,188 @@ def mode_that_allows(tool: AnyTool, details: ConfirmationDetails | None) -> Appr
     return ApprovalMode.YOLO
 
 
+def _names(tool: AnyTool) -> set[str]:
+    names = tool_aliases(tool)
+    if tool.name == "run_shell_command":
+        names |= {"shell", "bash", "shelltool"}
+    return names
+
+
 @dataclass
 class PermissionPolicy:
     mode: ApprovalMode = ApprovalMode.DEFAULT
-    allowed: Sequence[str] = ()
-    """``tools.allowed`` from settings and ``--allowed-tools``: tools that never ask."""
-    session_allowed: set[str] = field(default_factory=set)
-    """Tools the user said "always" to in this session."""
+    rules: list[Rule] = field(default_factory=list)
+    root: Path = field(default_factory=Path.cwd)
+    """The workspace root that relative path rules are read against."""
+    shell_core: tuple[str, ...] | None = None
+    """Legacy ``coreTools`` shell entries: when set, commands outside these prefixes are refused."""
+    persist: Persist | None = None
 
-    def _is_allowed(self, tool: AnyTool) -> bool:
-        if tool.name in self.session_allowed:
+    # --- matching -----------------------------------------------------------------------------------
+
+    def _rules(self, kind: RuleKind, tool: AnyTool) -> list[Rule]:
+        names = _names(tool)
+        return [rule for rule in self.rules if rule.kind is kind and tool_matches(rule.tool, names)]
+
+    def _match(
+        self, kind: RuleKind, tool: AnyTool, subject: Subject | None, analysis: ShellAnalysis | None
+    ) -> Rule | None:
+        """The first rule of ``kind`` that covers the call (for shell: any one of its commands)."""
+        for rule in self._rules(kind, tool):
+            spec = rule.specifier
+            if spec is None:
+                return rule
+            if analysis is not None:
+                if any(command_matches(spec, command) for command in analysis.commands):
+                    return rule
+            elif subject is not None and subject_matches(spec, subject, self.root):
+                return rule
+        return None
+
+    def _command_allowed(self, tool: AnyTool, command: SimpleCommand) -> bool:
+        if is_read_only_command(command):
             return True
-        aliases = tool_aliases(tool)
-        return any("(" not in entry and entry.strip().lower() in aliases for entry in self.allowed)
+        for rule in self._rules(RuleKind.ALLOW, tool):
+            if rule.specifier is None or command_matches(rule.specifier, command):
+                return True
+        return False
 
-    def evaluate(self, tool: AnyTool, details: ConfirmationDetails | None) -> PolicyDecision:
-        changes_world = details is not None or tool.kind in MUTATOR_KINDS
+    def _shell_allowed(self, tool: AnyTool, analysis: ShellAnalysis) -> bool:
+        return (
+            analysis.understood
+            and not analysis.writes
+            and all(self._command_allowed(tool, command) for command in analysis.commands)
+        )
+
+    def _outside_core(self, analysis: ShellAnalysis) -> SimpleCommand | None:
+        if self.shell_core is None:
+            return None
+        for command in analysis.commands:
+            if not any(command_matches(f"{prefix}:*", command) for prefix in self.shell_core):
+                return command
+        return None
+
+    # --- the decision -------------------------------------------------------------------------------
+
+    def evaluate(
+        self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
+    ) -> PolicyDecision:
+        analysis = analyse(subject.command) if isinstance(subject, ShellSubject) else None
+        denied = self._match(RuleKind.DENY, tool, subject, analysis)
+        if denied is not None:
+            return PolicyDecision(
+                Verdict.DENY, f"{tool.name} is refused by the rule {denied.describe()}.", denied
+            )
+        if analysis is not None:
+            outside = self._outside_core(analysis)
+            if outside is not None:
+                return PolicyDecision(
+                    Verdict.DENY,
+                    f"the command {outside.argv[0]!r} is not among the shell commands allowed by coreTools.",
+                )
+            if not analysis.understood and self._rules(RuleKind.DENY, tool):
+                return PolicyDecision(
+                    Verdict.ASK,
+                    "deny rules exist and this command cannot be fully read: " + "; ".join(analysis.problems),
+                )
+
+        read_only_shell = analysis is not None and is_read_only(analysis)
+        changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
             return PolicyDecision(Verdict.DENY, PLAN_MODE_REFUSAL.format(tool=tool.name))
-        if details is None:
-            return PolicyDecision(Verdict.ALLOW)
+        asked = self._match(RuleKind.ASK, tool, subject, analysis)
+        if asked is not None and details is not None:
+            return PolicyDecision(Verdict.ASK, f"the rule {asked.describe()} asks first", asked)
+        if details is None or read_only_shell:
+            return PolicyDecision(Verdict.ALLOW, "read-only")
         if self.mode is ApprovalMode.YOLO:
             return PolicyDecision(Verdict.ALLOW, "yolo mode")
-        if self._is_allowed(tool):
-            return PolicyDecision(Verdict.ALLOW, "allowed by rule")
+        if analysis is not None:
+            if self._shell_allowed(tool, analysis):
+                return PolicyDecision(Verdict.ALLOW, "every command is allowed by a rule")
+        else:
+            allowed = self._match(RuleKind.ALLOW, tool, subject, None)
+            if allowed is not None:
+                return PolicyDecision(Verdict.ALLOW, f"allowed by {allowed.describe()}", allowed)
         if self.mode is ApprovalMode.AUTO_EDIT and (details.type == "edit" or tool.kind is Kind.EDIT):
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
 
-    def remember(self, tool: AnyTool, outcome: ToolConfirmationOutcome) -> None:
-        """Apply an "always" answer for the rest of the session."""
-        if outcome in (
-            ToolConfirmationOutcome.PROCEED_ALWAYS,
-            ToolConfirmationOutcome.PROCEED_ALWAYS_TOOL,
-            ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER,
-        ):
-            self.session_allowed.add(tool.name)
+    # --- "always" -----------------------------------------------------------------------------------
 
-    def unattended_refusal(self, tool: AnyTool, details: ConfirmationDetails | None) -> str:
+    def suggest_rules(
+        self, tool: AnyTool, outcome: ToolConfirmationOutcome, subject: Subject | None
+    ) -> list[str]:
+        """The exact rules an "always" answer would add, to show the user before anything is saved."""
+        if outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER and tool.name.startswith("mcp__"):
+            server = tool.name.split("__")[1]
+            return [f"mcp__{server}__*"]
+        if isinstance(subject, ShellSubject):
+            analysis = analyse(subject.command)
+            if not analysis.understood:
+                return []  # cannot be covered by a rule; ask each time
+            suggestions: list[str] = []
+            for command in analysis.commands:
+                if self._command_allowed(tool, command) or not command.static:
+                    continue
+                words = (
+                    command.argv[:2]
+                    if len(command.argv) > 1 and _subcommand(command.argv[1])
+                    else command.argv[:1]
+                )
+                rule = f"{tool.name}({' '.join(words)}:*)"
+                if rule not in suggestions:
+                    suggestions.append(rule)
+            return suggestions
+        if isinstance(subject, UrlSubject):
+            from urllib.parse import urlsplit
+
+            host = urlsplit(subject.url).hostname
+            return [f"{tool.name}(domain:{host})"] if host else [tool.name]
+        return [tool.name]
+
+    def remember(self, rules: list[str], source: RuleSource = RuleSource.SESSION) -> list[Rule]:
+        """Add allow rules for the session, or save them to the project or user settings."""
+        added: list[Rule] = []
+        for pattern in rules:
+            split_rule(pattern)  # refuse malformed rules before saving anything
+            path: Path | None = None
+            if source in (RuleSource.PROJECT, RuleSource.USER):
+                if self.persist is None:
+                    raise RuntimeError("this session cannot save rules to settings files")
+                path = self.persist(source, RuleKind.ALLOW, pattern)
+            rule = Rule(RuleKind.ALLOW, pattern, source, path)
+            if rule not in self.rules:
+                self.rules.append(rule)
+                added.append(rule)
+        return added
+
+    def active_rules(self) -> list[Rule]:
+        return list(self.rules)
+
+    def revoke(self, rule: Rule, remove_from_file: Callable[[Rule], None] | None = None) -> bool:
+        """Stop applying ``rule``; a rule from a settings file is also removed there when a remover is given."""
+        if rule not in self.rules:
+            return False
+        if rule.path is not None and remove_from_file is not None:
+            remove_from_file(rule)
+        self.rules.remove(rule)
+        return True
+
+    def unattended_refusal(
+        self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
+    ) -> str:
         """Why a call that needs a question is refused when nobody can answer, and what would allow it."""
         mode = mode_that_allows(tool, details)
         flags = "--approval-mode auto-edit or --yolo" if mode is ApprovalMode.AUTO_EDIT else "--yolo"
+        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
+        listed = ", ".join(f'"{rule}"' for rule in rules)
         return (
             f'Permission to run "{tool.name}" was not granted: it needs approval and this session cannot ask '
             f"(non-interactive, approval mode {self.mode.value}). The user can allow it with {flags}, or "
-            f'by adding "{tool.name}" to tools.allowed in settings.'
+            f"with the rule {listed} in permissions.allow in settings."
         )
+
+
+def _subcommand(word: str) -> bool:
+    return word.isascii() and word.replace("-", "").replace("_", "").isalnum() and not word.startswith("-")

@@ -37,6 +37,7 @@ from qcore.abort import AbortSignal
 from qcore.file_state import FileStates
 from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
+from qcore.tools.subjects import Subject
 
 if TYPE_CHECKING:
     from qcore.settings import Settings
@@ -227,6 +228,10 @@ class BaseTool(Generic[P]):
 
     def tool_locations(self, params: P) -> list[ToolLocation]:
         return []
+
+    def permission_subject(self, params: P) -> Subject | None:
+        """What the call touches, for rules with specifiers; None: only whole-tool rules apply."""
+        return None
 
     async def should_confirm_execute(self, params: P, signal: AbortSignal) -> ConfirmationDetails | None:
         """What to ask before running, or None when there is nothing to ask (read-only tools)."""

@@ -13,6 +13,7 @@ from qcore.tools.base import ToolParams
 from qcore.tools.edit_match import apply_replacement, find_matches
 from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolErrorType, ToolResult
+from qcore.tools.subjects import PathSubject
 
 
 class EditParams(ToolParams):
@@ -37,6 +38,9 @@ class Edit(FileChangeTool[EditParams]):
 
     params_model = EditParams
     confirm_title = "Confirm Edit"
+
+    def permission_subject(self, params: EditParams) -> PathSubject:
+        return PathSubject((self.resolve_path(params.file_path),))
 
     def get_description(self, params: EditParams) -> str:
         shown = self.workspace.relative(self.resolve_path(params.file_path))

@@ -18,6 +18,7 @@ from qcore.files import NotTextError, decode_text
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
+from qcore.tools.subjects import PathSubject
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_SVG_BYTES = 1024 * 1024
@@ -64,6 +65,9 @@ class ReadFile(BaseTool[ReadFileParams]):
         if self._qwen_ignored(path):
             return f"File path '{path}' is ignored by .qwenignore pattern(s)."
         return None
+
+    def permission_subject(self, params: ReadFileParams) -> PathSubject:
+        return PathSubject((self.resolve_path(params.absolute_path, readable_only=True),))
 
     def get_description(self, params: ReadFileParams) -> str:
         return self.workspace.relative(self.resolve_path(params.absolute_path, readable_only=True))

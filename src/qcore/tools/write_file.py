@@ -7,6 +7,7 @@ from pydantic import Field
 from qcore.tools.base import ToolParams
 from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
+from qcore.tools.subjects import PathSubject
 
 
 class WriteFileParams(ToolParams):
@@ -27,6 +28,9 @@ class WriteFile(FileChangeTool[WriteFileParams]):
         if path.is_dir():
             return f"Path is a directory, not a file: {path}"
         return None
+
+    def permission_subject(self, params: WriteFileParams) -> PathSubject:
+        return PathSubject((self.resolve_path(params.file_path),))
 
     def get_description(self, params: WriteFileParams) -> str:
         return f"Write {self.workspace.relative(self.resolve_path(params.file_path))}"

@@ -1,0 +1,159 @@
+"""Permission rules: ``tool`` or ``tool(specifier)``, in allow / ask / deny lists, each with its source.
+
+Specifiers by what a call touches (its ``permission_subject``):
+
+- shell commands: ``run_shell_command(git status)`` matches exactly that command; ``(npm test:*)`` or
+  ``(npm test *)`` matches it with any further arguments. Matching is per simple command, so a rule never
+  covers what follows ``&&`` or sits inside ``$(...)``.
+- paths: ``edit(src/**)`` is a gitignore-style glob relative to the workspace root (``/abs/**`` and
+  ``~/x/**`` are absolute), matched against real paths, so a symlink or ``..`` cannot step around it.
+- URLs: ``web_fetch(domain:docs.python.org)`` matches that host and its subdomains.
+- tool names may be globs: ``mcp__github__*``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shlex
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pathspec
+
+from qcore.permissions.shell_analysis import SimpleCommand
+from qcore.tools.subjects import PathSubject, Subject, UrlSubject
+
+
+class RuleKind(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class RuleSource(StrEnum):
+    FLAG = "flag"
+    SESSION = "session"
+    PROJECT = "project"
+    USER = "user"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: RuleKind
+    pattern: str
+    """As written in settings, e.g. ``run_shell_command(npm test:*)``."""
+    source: RuleSource
+    path: Path | None = None
+    """The settings file it came from, for project, user and system rules."""
+
+    @property
+    def tool(self) -> str:
+        return split_rule(self.pattern)[0]
+
+    @property
+    def specifier(self) -> str | None:
+        return split_rule(self.pattern)[1]
+
+    def describe(self) -> str:
+        where = f" ({self.path})" if self.path else ""
+        return f"{self.kind.value} {self.pattern} [{self.source.value}{where}]"
+
+
+class RuleSyntaxError(ValueError):
+    pass
+
+
+def split_rule(pattern: str) -> tuple[str, str | None]:
+    """``edit(src/**)`` -> ``("edit", "src/**")``; ``read_file`` -> ``("read_file", None)``."""
+    text = pattern.strip()
+    if "(" not in text:
+        if not text:
+            raise RuleSyntaxError("a rule needs a tool name")
+        return text, None
+    if not text.endswith(")"):
+        raise RuleSyntaxError(f"rule {pattern!r} opens '(' but does not end with ')'")
+    tool, _, rest = text.partition("(")
+    if not tool.strip():
+        raise RuleSyntaxError(f"rule {pattern!r} has no tool name before '('")
+    return tool.strip(), rest[:-1].strip()
+
+
+def tool_matches(rule_tool: str, names: set[str]) -> bool:
+    """``names`` holds every spelling of the tool (lower case): name, display name, aliases."""
+    wanted = rule_tool.strip().lstrip("_").lower()
+    if any(char in wanted for char in "*?["):
+        return any(fnmatch.fnmatchcase(name, wanted) for name in names)
+    return wanted in names
+
+
+# --- shell ------------------------------------------------------------------------------------------
+
+
+def shell_words(specifier: str) -> tuple[tuple[str, ...], bool]:
+    """The words of a shell specifier and whether it is a prefix rule."""
+    text = specifier.strip()
+    prefix = False
+    if text.endswith(":*"):
+        text, prefix = text[:-2], True
+    elif text.endswith(" *") or text == "*":
+        text, prefix = text[:-1], True
+    try:
+        return tuple(shlex.split(text)), prefix
+    except ValueError:
+        return tuple(text.split()), prefix
+
+
+def command_matches(specifier: str, command: SimpleCommand) -> bool:
+    words, prefix = shell_words(specifier)
+    if command.assignments:
+        return False  # FOO=x cmd runs cmd with a changed environment; a rule for cmd does not cover it
+    argv = command.argv
+    if not prefix:
+        return command.static and argv == words
+    if len(argv) < len(words) or any(command.dynamic[: len(words)]):
+        return False
+    head = (
+        (argv[0].rsplit("/", 1)[-1], *argv[1 : len(words)])
+        if words and "/" not in words[0]
+        else argv[: len(words)]
+    )
+    return tuple(head) == words
+
+
+# --- paths and URLs ---------------------------------------------------------------------------------
+
+
+def path_matches(specifier: str, path: Path, root: Path) -> bool:
+    pattern = os.path.expanduser(specifier.strip())
+    if pattern.startswith("/"):
+        base, glob = Path("/"), pattern.lstrip("/")
+    else:
+        base, glob = root, pattern
+    try:
+        relative = path.relative_to(base)
+    except ValueError:
+        return False
+    spec = pathspec.GitIgnoreSpec.from_lines([glob])
+    return spec.match_file(relative.as_posix())
+
+
+def url_matches(specifier: str, url: str) -> bool:
+    text = specifier.strip()
+    if text.startswith("domain:"):
+        domain = text[len("domain:") :].lower().strip(".")
+        host = (urlsplit(url).hostname or "").lower()
+        return host == domain or host.endswith("." + domain)
+    return fnmatch.fnmatchcase(url, text)
+
+
+def subject_matches(specifier: str, subject: Subject, root: Path) -> bool:
+    """For paths, every path must match; shell subjects are matched per command by the policy."""
+    if isinstance(subject, PathSubject):
+        return bool(subject.paths) and all(path_matches(specifier, path, root) for path in subject.paths)
+    if isinstance(subject, UrlSubject):
+        return url_matches(specifier, subject.url)
+    return False

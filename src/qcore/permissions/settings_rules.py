@@ -1,0 +1,123 @@
+"""Rules from the settings files, each remembered with the file it came from, and saving new ones.
+
+Besides ``permissions.allow`` / ``ask`` / ``deny``, Qwen Code's legacy keys map on: ``tools.allowed``
+(``allowedTools``) entries are allow rules, where ``run_shell_command(git)`` keeps its old prefix meaning
+(``git`` and anything after it, now checked per command); ``tools.exclude`` entries with arguments are deny
+rules with the same prefix meaning (bare names withhold the whole tool from the model, see the registry);
+``tools.core`` shell entries limit which commands may run at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from qcore.permissions.rules import Rule, RuleKind, RuleSource, split_rule
+from qcore.settings import JsoncError, LoadedSettings, migrate_legacy, parse_jsonc
+from qcore.settings.writer import add_to_list, remove_from_list
+
+SCOPE_SOURCES = {
+    "system-defaults": RuleSource.SYSTEM,
+    "user": RuleSource.USER,
+    "workspace": RuleSource.PROJECT,
+    "system": RuleSource.SYSTEM,
+}
+SHELL_NAMES = ("run_shell_command", "shelltool", "shell")
+
+
+def _legacy_shell(entry: str) -> str:
+    """``run_shell_command(git)`` in legacy lists meant "git and anything after it"."""
+    tool, spec = split_rule(entry)
+    if spec and tool.lower() in SHELL_NAMES and not spec.endswith((":*", " *")):
+        return f"{tool}({spec}:*)"
+    return entry
+
+
+def _strings(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def rules_from_file(data: dict[str, Any], source: RuleSource, path: Path | None) -> list[Rule]:
+    rules: list[Rule] = []
+    permissions = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
+    tools = data.get("tools") if isinstance(data.get("tools"), dict) else {}
+    assert isinstance(permissions, dict) and isinstance(tools, dict)
+    for kind in RuleKind:
+        rules += [Rule(kind, entry, source, path) for entry in _strings(permissions.get(kind.value))]
+    rules += [
+        Rule(RuleKind.ALLOW, _legacy_shell(entry), source, path) for entry in _strings(tools.get("allowed"))
+    ]
+    rules += [
+        Rule(RuleKind.DENY, _legacy_shell(entry), source, path)
+        for entry in _strings(tools.get("exclude"))
+        if "(" in entry
+    ]
+    return rules
+
+
+def rules_from_settings(loaded: LoadedSettings) -> list[Rule]:
+    """Every rule in the loaded files, in precedence order (system defaults first, system last)."""
+    rules: list[Rule] = []
+    for source in loaded.sources:
+        if not source.loaded:
+            continue
+        try:
+            data = parse_jsonc(source.path.read_text(encoding="utf-8"), path=str(source.path))
+        except (OSError, JsoncError, UnicodeDecodeError):
+            continue  # already reported by the loader
+        if isinstance(data, dict):
+            rules += rules_from_file(migrate_legacy(data), SCOPE_SOURCES[source.scope], source.path)
+    return _dedupe(rules)
+
+
+def rules_from_flags(allowed: Iterable[str] = (), denied: Iterable[str] = ()) -> list[Rule]:
+    return [Rule(RuleKind.ALLOW, _legacy_shell(e), RuleSource.FLAG) for e in allowed] + [
+        Rule(RuleKind.DENY, _legacy_shell(e), RuleSource.FLAG) for e in denied
+    ]
+
+
+def shell_core_prefixes(core: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The shell prefixes ``tools.core`` limits commands to, or None when it sets no such limit."""
+    prefixes = []
+    for entry in core or ():
+        tool, spec = split_rule(entry)
+        if spec and tool.lower() in SHELL_NAMES:
+            prefixes.append(spec)
+    return tuple(prefixes) or None
+
+
+def _dedupe(rules: list[Rule]) -> list[Rule]:
+    seen: set[tuple[RuleKind, str, RuleSource, Path | None]] = set()
+    kept: list[Rule] = []
+    for rule in rules:
+        key = (rule.kind, rule.pattern, rule.source, rule.path)
+        if key not in seen:
+            seen.add(key)
+            kept.append(rule)
+    return kept
+
+
+class SettingsRuleStore:
+    """Saves "always" answers to the project or user settings file and removes revoked rules from them."""
+
+    def __init__(self, project_root: Path, home: Path | None = None) -> None:
+        self.paths = {
+            RuleSource.PROJECT: project_root / ".qwen" / "settings.json",
+            RuleSource.USER: (home or Path.home()) / ".qwen" / "settings.json",
+        }
+
+    def save(self, source: RuleSource, kind: RuleKind, pattern: str) -> Path:
+        path = self.paths.get(source)
+        if path is None:
+            raise ValueError(f"rules cannot be saved to the {source.value} scope")
+        add_to_list(path, ("permissions", kind.value), pattern)
+        return path
+
+    def remove(self, rule: Rule) -> None:
+        if rule.path is None:
+            return
+        if not remove_from_list(rule.path, ("permissions", rule.kind.value), rule.pattern):
+            for legacy in (("tools", "allowed"), ("allowedTools",), ("tools", "exclude"), ("excludeTools",)):
+                if remove_from_list(rule.path, legacy, rule.pattern):
+                    return

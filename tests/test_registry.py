@@ -4,6 +4,7 @@ import pytest
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.settings import Settings
 from qcore.tools.base import (
     BaseTool,
     Kind,
@@ -13,7 +14,7 @@ from qcore.tools.base import (
     UpdateOutput,
     snake_case,
 )
-from qcore.tools.builtin import BUILTIN_TOOLS
+from qcore.tools.builtin import builtin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.tools.results import ToolResult
 from qcore.workspace import Workspace
@@ -107,26 +108,26 @@ def test_a_second_tool_with_a_taken_name_is_refused() -> None:
 def test_core_and_exclude_decide_what_is_advertised(tmp_path: Path) -> None:
     context = ToolContext(Workspace([tmp_path]))
     registry = ToolRegistry(core=["read_file", "Edit", "run_shell_command(git)"], exclude=["EditTool"])
-    for tool_class in BUILTIN_TOOLS:
-        registry.register(tool_class(context), builtin=True)
+    for tool in builtin_tools(context, Settings(), env={}):
+        registry.register(tool, builtin=True)
     registry.register(SayHelloTool())  # core lists built-ins only; others are unaffected
-    assert registry.names == ["read_file", "say_hello"]
-    assert [d["function"]["name"] for d in registry.declarations()] == ["read_file", "say_hello"]
+    assert registry.names == ["read_file", "run_shell_command", "say_hello"]
+    assert [d["function"]["name"] for d in registry.declarations()] == registry.names
     assert registry.is_withheld("edit") and registry.is_withheld("write_file")
     assert registry.get("edit") is None
 
 
 def test_argument_patterns_in_exclude_do_not_remove_the_tool(tmp_path: Path) -> None:
     registry = ToolRegistry(exclude=["read_file(secret.txt)"])
-    for tool_class in BUILTIN_TOOLS:
-        registry.register(tool_class(ToolContext(Workspace([tmp_path]))), builtin=True)
+    for tool in builtin_tools(ToolContext(Workspace([tmp_path])), Settings(), env={}):
+        registry.register(tool, builtin=True)
     assert "read_file" in registry
 
 
 def test_legacy_names_resolve_to_the_current_tool(tmp_path: Path) -> None:
     registry = ToolRegistry()
-    for tool_class in BUILTIN_TOOLS:
-        registry.register(tool_class(ToolContext(Workspace([tmp_path]))), builtin=True)
+    for tool in builtin_tools(ToolContext(Workspace([tmp_path])), Settings(), env={}):
+        registry.register(tool, builtin=True)
     assert registry.resolve_name("replace") == "edit"
     assert registry.resolve_name("ReadFile") == "read_file"
     assert registry.resolve_name("nothing_like_it") is None

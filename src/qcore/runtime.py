@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from qcore.agent import Session
+from qcore.context_files import load_context
 from qcore.events import EventBus
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
@@ -14,7 +16,7 @@ from qcore.permissions.settings_rules import SettingsRuleStore, shell_core_prefi
 from qcore.prompt import build_system_prompt
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
-from qcore.tools.builtin import BUILTIN_TOOLS
+from qcore.tools.builtin import builtin_tools
 from qcore.tools.plugins import load_plugin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.truncation import OutputLimits
@@ -31,8 +33,8 @@ class ToolSetup:
 def build_tools(context: ToolContext, settings: Settings, *, plugins: bool = True) -> ToolSetup:
     registry = ToolRegistry(core=settings.tools.core, exclude=settings.tools.exclude)
     setup = ToolSetup(registry)
-    for tool_class in BUILTIN_TOOLS:
-        registry.register(tool_class(context), builtin=True)
+    for tool in builtin_tools(context, settings):
+        registry.register(tool, builtin=True)
     if plugins:
         found, problems = load_plugin_tools(context)
         setup.problems.extend(f"plugin {problem.entry_point}: {problem.message}" for problem in problems)
@@ -64,6 +66,8 @@ def create_session(
     plugins: bool = True,
     rules: Sequence[Rule] = (),
     rule_store: SettingsRuleStore | None = None,
+    cwd: Path | None = None,
+    home: Path | None = None,
 ) -> tuple[Session, list[str]]:
     """A ready session for ``workspace``; the list holds tool problems to show the user.
 
@@ -72,6 +76,14 @@ def create_session(
     """
     context = ToolContext(workspace=workspace, settings=settings)
     setup = build_tools(context, settings, plugins=plugins)
+    names = settings.context.file_name
+    file_names = [names] if isinstance(names, str) else list(names)
+    context_text = load_context(
+        workspace.root,
+        cwd or workspace.root,
+        home=home or Path.home(),
+        file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
+    ).text
     policy = PermissionPolicy(
         mode=mode,
         rules=list(rules),
@@ -91,7 +103,7 @@ def create_session(
         registry=setup.registry,
         policy=policy,
         approver=approver,
-        system_prompt=build_system_prompt(workspace.root, mode),
+        system_prompt=build_system_prompt(workspace.root, mode, context_text),
         max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
         events=events,
         cwd=workspace.root,

@@ -120,14 +120,20 @@ class PermissionPolicy:
         return (
             analysis.understood
             and not analysis.writes
-            and all(self._command_allowed(tool, command) for command in analysis.commands)
+            and all(
+                self._command_allowed(tool, command)
+                for command in analysis.commands
+                if not command.transparent
+            )
         )
 
     def _outside_core(self, analysis: ShellAnalysis) -> SimpleCommand | None:
         if self.shell_core is None:
             return None
         for command in analysis.commands:
-            if not any(command_matches(f"{prefix}:*", command) for prefix in self.shell_core):
+            if not command.transparent and not any(
+                command_matches(f"{prefix}:*", command) for prefix in self.shell_core
+            ):
                 return command
         return None
 
@@ -192,7 +198,7 @@ class PermissionPolicy:
                 return []  # cannot be covered by a rule; ask each time
             suggestions: list[str] = []
             for command in analysis.commands:
-                if self._command_allowed(tool, command) or not command.static:
+                if command.transparent or self._command_allowed(tool, command) or not command.static:
                     continue
                 words = (
                     command.argv[:2]

@@ -139,5 +139,5 @@ def is_read_only(analysis: ShellAnalysis) -> bool:
         analysis.understood
         and not analysis.writes
         and bool(analysis.commands)
-        and all(is_read_only_command(command) for command in analysis.commands)
+        and all(is_read_only_command(command) for command in analysis.commands if not command.transparent)
     )

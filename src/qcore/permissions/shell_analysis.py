@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 WRAPPERS_SIMPLE = frozenset(
     {"nohup", "nice", "time", "command", "builtin", "exec", "stdbuf", "ionice", "chronic"}
 )
+TRANSPARENT_EXTRA = frozenset({"env", "timeout", "xargs", "eval"})
 NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 XARGS_VALUE_FLAGS = frozenset(
     {"-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter"}
@@ -50,6 +51,11 @@ class SimpleCommand:
     """``NAME=value`` prefixes (they change the command's environment)."""
     via: str = ""
     """The wrapper it was found behind (``xargs``, ``bash -c`` ...), empty for a plain command."""
+    position: float = 0.0
+    """Where it starts in the source (commands are listed in source order)."""
+    transparent: bool = False
+    """A wrapper whose inner command was found and is listed on its own (``timeout 5 make``,
+    ``bash -c 'make'``): judge the inner command, not this one. ``sudo`` is never transparent."""
 
     @property
     def name(self) -> str:
@@ -211,16 +217,27 @@ class _Walker:
                 dynamic.append(is_dynamic)
         if not argv:
             return
-        self.add(SimpleCommand(tuple(argv), _text(node), tuple(dynamic), tuple(assignments)))
+        self.add(
+            SimpleCommand(
+                tuple(argv), _text(node), tuple(dynamic), tuple(assignments), position=node.start_byte
+            )
+        )
 
     # --- what commands run inside other commands ------------------------------------------------
 
     def add(self, command: SimpleCommand) -> None:
-        self.result.commands.append(command)
         if command.dynamic[0]:
+            self.result.commands.append(command)
             self.result.problems.append(f"the command name {command.argv[0]!r} is computed when it runs")
             return
         inner = _unwrap(command)
+        if (
+            inner is not None
+            and command.name in (WRAPPERS_SIMPLE | SHELLS | TRANSPARENT_EXTRA)
+            and not command.assignments
+        ):
+            command = replace(command, transparent=True)
+        self.result.commands.append(command)
         if inner is None:
             return
         kind, payload = inner
@@ -250,7 +267,9 @@ def _unwrap(command: SimpleCommand) -> tuple[str, SimpleCommand | str | None] | 
         if start >= len(args):
             return None
         words = tuple(args[start:])
-        return "command", SimpleCommand(words, " ".join(words), tuple(flags[start:]), via=name)
+        return "command", SimpleCommand(
+            words, " ".join(words), tuple(flags[start:]), via=name, position=command.position + 0.5
+        )
 
     if name in SHELLS:
         for index, arg in enumerate(args):
@@ -292,7 +311,11 @@ def _unwrap(command: SimpleCommand) -> tuple[str, SimpleCommand | str | None] | 
                 words = tuple(a for a in args[index + 1 : end] if a != "{}")
                 if words:
                     return "command", SimpleCommand(
-                        words, " ".join(words), tuple(flags[index + 1 : index + 1 + len(words)]), via=name
+                        words,
+                        " ".join(words),
+                        tuple(flags[index + 1 : index + 1 + len(words)]),
+                        via=name,
+                        position=command.position + 0.5,
                     )
     return None
 
@@ -306,4 +329,5 @@ def analyse(command: str, *, _depth: int = 0) -> ShellAnalysis:
     if tree.root_node.has_error:
         result.problems.append("the shell parser could not read the whole command")
     _Walker(result, _depth).visit(tree.root_node)
+    result.commands.sort(key=lambda command: command.position)
     return result

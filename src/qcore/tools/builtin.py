@@ -1,10 +1,38 @@
-"""The built-in tools, in the order they are declared to the model."""
+"""The built-in tools, in the order they are declared to the model (Qwen Code's order)."""
 
 from __future__ import annotations
 
-from qcore.tools.base import AnyTool
-from qcore.tools.edit import Edit
-from qcore.tools.read_file import ReadFile
-from qcore.tools.write_file import WriteFile
+import importlib
+from collections.abc import Mapping
 
-BUILTIN_TOOLS: tuple[type[AnyTool], ...] = (ReadFile, Edit, WriteFile)
+from qcore.settings import Settings
+from qcore.tools.base import AnyTool, ToolContext
+
+BUILTIN_TOOL_CLASSES: tuple[tuple[str, str], ...] = (
+    ("qcore.tools.ls", "ListDirectory"),
+    ("qcore.tools.read_file", "ReadFile"),
+    ("qcore.tools.grep", "GrepSearch"),
+    ("qcore.tools.glob", "Glob"),
+    ("qcore.tools.edit", "Edit"),
+    ("qcore.tools.write_file", "WriteFile"),
+    ("qcore.tools.read_many_files", "ReadManyFiles"),
+    ("qcore.tools.shell", "RunShellCommand"),
+    ("qcore.tools.memory", "SaveMemory"),
+    ("qcore.tools.todo", "TodoWrite"),
+    ("qcore.tools.web_fetch", "WebFetch"),
+)
+
+
+def builtin_tools(
+    context: ToolContext, settings: Settings, env: Mapping[str, str] | None = None
+) -> list[AnyTool]:
+    """One instance of each built-in for a session; web_search only when a provider is configured."""
+    tools: list[AnyTool] = []
+    for module_name, class_name in BUILTIN_TOOL_CLASSES:
+        tools.append(getattr(importlib.import_module(module_name), class_name)(context))
+    from qcore.tools.web_search import WebSearch, web_search_provider
+
+    provider = web_search_provider(settings, env)
+    if provider is not None:
+        tools.append(WebSearch(context, provider))
+    return tools

@@ -1,0 +1,281 @@
+"""``run_shell_command``: run a bash command in the workspace and report its output and exit status.
+
+The tool decides what to run and how to report it; a ``ShellRunner`` (``qcore.shell_runner``) decides how it
+runs. A non-zero exit is information for the model, not a failed call: only a command that cannot start at
+all is an error. Timeouts and cancellation end the whole process group and still hand back the output so
+far. Root commands for the confirmation come from the permission
+analysis (tree-sitter-bash), so the question names what the rules will judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import Field
+
+from qcore.abort import AbortSignal
+from qcore.permissions.shell_analysis import analyse
+from qcore.shell_runner import CappedText, ShellChunk, ShellResult, ShellRunner, SubprocessShellRunner
+from qcore.storage import project_temp_dir
+from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
+from qcore.tools.confirmation import ExecConfirmation
+from qcore.tools.results import ToolErrorType, ToolResult
+from qcore.tools.subjects import ShellSubject
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+UPDATE_INTERVAL_SECONDS = 0.1
+"""At most ten live output updates a second: enough to feel live, cheap for a UI to redraw."""
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+class RunShellCommandParams(ToolParams):
+    command: str = Field(description="Exact bash command to execute, as `bash -c <command>`.")
+    description: str | None = Field(
+        None, description="A short description of what the command does, shown to the user."
+    )
+    directory: str | None = Field(
+        None,
+        description="Directory to run in (absolute, or relative to the workspace root); must exist and be "
+        "inside the workspace. Defaults to the workspace root.",
+    )
+    is_background: bool = Field(
+        False,
+        description="Run detached and return at once (servers, watchers, long jobs). Output goes to a log file.",
+    )
+    timeout: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Milliseconds before the command is stopped (default {DEFAULT_TIMEOUT_MS}, "
+        f"at most {MAX_TIMEOUT_MS}). Ignored for background commands.",
+    )
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def root_commands(command: str) -> tuple[str, ...]:
+    """The programs the command runs (basenames, first occurrence order), as the permission analysis
+    reads them: every segment, inside substitutions and ``bash -c`` payloads, behind ``env``/``xargs``."""
+    names = (c.name for c in analyse(command).commands if c.name and not c.dynamic[0] and not c.transparent)
+    return tuple(dict.fromkeys(names))
+
+
+class _Throttle:
+    """Calls ``emit`` at most once per ``interval``, deferring (not dropping) the last poke."""
+
+    def __init__(self, emit: Callable[[], None], interval: float) -> None:
+        self._emit, self._interval = emit, interval
+        self._loop = asyncio.get_running_loop()
+        self._last = -interval
+        self._pending: asyncio.TimerHandle | None = None
+
+    def poke(self) -> None:
+        if self._pending is not None:
+            return
+        wait = self._last + self._interval - self._loop.time()
+        if wait <= 0:
+            self._fire()
+        else:
+            self._pending = self._loop.call_later(wait, self._fire)
+
+    def _fire(self) -> None:
+        self._pending = None
+        self._last = self._loop.time()
+        self._emit()
+
+    def close(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+
+class RunShellCommand(BaseTool[RunShellCommandParams]):
+    """Runs a bash command (`bash -c <command>`) in the workspace and returns its combined stdout and
+    stderr, exit code, signal and any background process IDs. A non-zero exit code is reported, not
+    treated as a failure. Commands get no input (stdin is empty) and no terminal, so avoid interactive
+    programs; pagers are disabled. Use is_background for servers and watchers: the command is started
+    detached and its output is written to a log file you can read with read_file. The default timeout is
+    two minutes; set timeout (milliseconds) for longer jobs."""
+
+    name = "run_shell_command"
+    display_name = "Shell"
+    kind = Kind.EXECUTE
+    params_model = RunShellCommandParams
+    is_output_markdown = False
+    can_update_output = True
+
+    def __init__(self, context: ToolContext | None = None, runner: ShellRunner | None = None) -> None:
+        super().__init__(context)
+        self.runner: ShellRunner = runner if runner is not None else SubprocessShellRunner()
+
+    # --- before running ---------------------------------------------------------------------------
+
+    def validate_tool_param_values(self, params: RunShellCommandParams) -> str | None:
+        if not params.command.strip():
+            return "The command is empty. Pass the command to run."
+        if not analyse(params.command).commands:
+            return f"There is no command to run in: {params.command!r}"
+        self._working_dir(params)
+        return None
+
+    def _working_dir(self, params: RunShellCommandParams) -> Path:
+        if params.directory is None:
+            return self.workspace.root
+        path = self.resolve_path(params.directory)
+        if not path.exists():
+            raise ToolParamsError(f"Directory does not exist: {params.directory}")
+        if not path.is_dir():
+            raise ToolParamsError(
+                f"Not a directory: {params.directory}", ToolErrorType.PATH_IS_NOT_A_DIRECTORY
+            )
+        return path
+
+    def permission_subject(self, params: RunShellCommandParams) -> ShellSubject:
+        return ShellSubject(params.command)
+
+    def get_description(self, params: RunShellCommandParams) -> str:
+        text = params.command
+        if params.directory:
+            text += f" [in {params.directory}]"
+        if params.description:
+            text += f" ({params.description})"
+        return text
+
+    async def should_confirm_execute(
+        self, params: RunShellCommandParams, signal: AbortSignal
+    ) -> ExecConfirmation:
+        return ExecConfirmation(
+            title="Confirm Shell Command", command=params.command, root_commands=root_commands(params.command)
+        )
+
+    # --- running ----------------------------------------------------------------------------------
+
+    async def execute(
+        self, params: RunShellCommandParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        try:  # checked at build; here only containment again, a vanished folder fails as a spawn error
+            cwd = self.workspace.root if params.directory is None else self.resolve_path(params.directory)
+        except ToolParamsError as error:
+            return ToolResult.failure(str(error), error.error_type)
+        if params.is_background:
+            return await self._start_background(params, cwd)
+        timeout_ms = params.timeout or DEFAULT_TIMEOUT_MS
+        shown = CappedText()
+        state = {"bytes": 0, "binary": False}
+
+        def emit() -> None:
+            if update_output is not None:
+                binary = state["binary"]
+                update_output(
+                    f"[binary output: {state['bytes']} bytes]" if binary else strip_ansi(shown.text())
+                )
+
+        throttle = _Throttle(emit, UPDATE_INTERVAL_SECONDS)
+
+        def on_output(chunk: ShellChunk) -> None:
+            shown.append(chunk.text)
+            state["bytes"], state["binary"] = chunk.total_bytes, chunk.binary
+            throttle.poke()
+
+        try:
+            result = await self.runner.run(
+                params.command,
+                cwd,
+                time_limit=timeout_ms / 1000,
+                signal=signal,
+                on_output=on_output if update_output is not None else None,
+            )
+        except OSError as error:
+            message = self._report(params, cwd, output="", error=f"{type(error).__name__}: {error}")
+            return ToolResult.failure(message, ToolErrorType.SHELL_EXECUTE_ERROR, display=str(error))
+        finally:
+            throttle.close()
+        return self._finished(params, cwd, result, timeout_ms)
+
+    def _finished(
+        self, params: RunShellCommandParams, cwd: Path, result: ShellResult, timeout_ms: int
+    ) -> ToolResult:
+        if result.binary:
+            output = f"[binary output: {result.total_bytes} bytes]"
+        else:
+            output = strip_ansi(result.output).lstrip("\n").rstrip()
+        report = self._report(params, cwd, output=output, result=result)
+        notice = None
+        if result.timed_out:
+            notice = (
+                f"Command timed out after {timeout_ms} ms before it could complete. Output so far is below."
+            )
+        elif result.cancelled:
+            notice = "Command was cancelled by the user before it could complete. Output so far is below."
+        if notice:
+            return ToolResult(f"{notice}\n{report}", f"{notice}\n{output}" if output else notice)
+        if output:
+            display = output
+        elif result.signal:
+            display = f"Command terminated by signal {result.signal}"
+        elif result.exit_code:
+            display = f"Command exited with code {result.exit_code}"
+        else:
+            display = "(no output)"
+        return ToolResult(report, display)
+
+    def _report(
+        self,
+        params: RunShellCommandParams,
+        cwd: Path,
+        *,
+        output: str,
+        result: ShellResult | None = None,
+        error: str | None = None,
+    ) -> str:
+        directory = "(root)" if cwd == self.workspace.root else self.workspace.relative(cwd)
+        pids = ", ".join(str(pid) for pid in result.background_pids) if result else ""
+        exit_code = result.exit_code if result else None
+        lines = [
+            f"Command: {params.command}",
+            f"Directory: {directory}",
+            f"Output: {output or '(empty)'}",
+            f"Error: {error or '(none)'}",
+            f"Exit Code: {'(none)' if exit_code is None else exit_code}",
+            f"Signal: {(result.signal if result else None) or '(none)'}",
+            f"Background PIDs: {pids or '(none)'}",
+            f"Process Group PGID: {result.pgid if result else '(none)'}",
+        ]
+        return "\n".join(lines)
+
+    async def _start_background(self, params: RunShellCommandParams, cwd: Path) -> ToolResult:
+        try:
+            log_path = _claim_log_file(project_temp_dir(self.workspace.root) / "background")
+            started = await self.runner.start_background(params.command, cwd, log_path)
+        except OSError as error:
+            message = f"Could not start the background command: {type(error).__name__}: {error}"
+            return ToolResult.failure(message, ToolErrorType.SHELL_EXECUTE_ERROR)
+        text = (
+            f"Background command started. PID: {started.pid} (process group {started.pgid}). "
+            f"Output is written to {started.log_path}; read it with read_file. "
+            f"Stop it with: kill -- -{started.pgid}"
+        )
+        return ToolResult(text, text)
+
+
+def _claim_log_file(folder: Path) -> Path:
+    """Create the next free ``<n>.log`` in ``folder``; O_EXCL makes two concurrent starts pick different n."""
+    folder.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.stem) for p in folder.glob("*.log") if p.stem.isdigit()]
+    number = max(numbers, default=0) + 1
+    while True:
+        path = folder / f"{number}.log"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            number += 1
+            continue
+        return path

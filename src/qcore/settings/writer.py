@@ -105,6 +105,7 @@ def add_to_list(path: Path, keys: Sequence[str], value: str) -> bool:
         _write_checked(path, f"{{\n{step}{body}\n}}\n", keys, value)
         return True
     text = original
+    parse_jsonc(text, path=str(path))  # a broken file raises here, with its position, and stays as it is
     blank = strip_jsonc(text, path=str(path))
     node = _Scanner(blank).value(0)
     step = _step(text)
@@ -150,6 +151,7 @@ def remove_from_list(path: Path, keys: Sequence[str], value: str) -> bool:
     if not path.exists():
         return False
     text = path.read_text(encoding="utf-8")
+    parse_jsonc(text, path=str(path))
     blank = strip_jsonc(text, path=str(path))
     node = _Scanner(blank).value(0)
     for key in keys:

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from qcore.tools.base import ToolParams
 from qcore.tools.edit_match import apply_replacement, find_matches
-from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.file_change import Existing, FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -107,6 +107,14 @@ class Edit(FileChangeTool[EditParams]):
             "" if match.rung == "exact" else f"(old_string matched the file after allowing for {match.rung}.)"
         )
         return Proposal(path, existing, updated, note)
+
+    def modified_params(self, params: EditParams, content: str) -> EditParams:
+        """The user's whole-file content in place of the model's replacement: the edit becomes
+        "replace the current content with this", diffed and asked about again."""
+        existing = load_existing(self.resolve_path(params.file_path))
+        current = existing.file.text if isinstance(existing, Existing) else ""
+        new = content.replace("\r\n", "\n")
+        return EditParams(file_path=params.file_path, old_string=current, new_string=new, replace_all=False)
 
     def success_message(self, proposal: Proposal) -> str:
         if proposal.original is None:

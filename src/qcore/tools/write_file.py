@@ -43,6 +43,10 @@ class WriteFile(FileChangeTool[WriteFileParams]):
         content = params.content.replace("\r\n", "\n") if existing else params.content
         return Proposal(path, existing, content)
 
+    def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:
+        """The user's own content in place of the model's (from the editor in the approval dialog)."""
+        return WriteFileParams(file_path=params.file_path, content=content)
+
     def success_message(self, proposal: Proposal) -> str:
         if proposal.original is None:
             return f"Successfully created and wrote to new file: {proposal.path}."

@@ -170,6 +170,7 @@ async def test_modify_puts_the_users_content_through_a_new_diff(tmp_path: Path) 
     )
     [done] = await scheduler.run([request], AbortSignal())
     assert done.state is ToolCallState.SUCCESS and done.modified_by_user
+    assert done.response_text().startswith("The user edited your proposal before approving it")
     assert (tmp_path / "b.txt").read_text() == "alpha\nBETA by hand\n"
     second_question = approver.requests[1].details
     assert isinstance(second_question, EditConfirmation) and "+BETA by hand" in second_question.file_diff

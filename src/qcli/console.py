@@ -1,8 +1,17 @@
-"""Asking in a plain terminal (until the TUI): show the full diff or command, read an answer from stdin."""
+"""Asking in a plain terminal (until the TUI): the full diff or command, then one answer from stdin.
+
+"Always" answers name their scope and show the exact rules before anything is saved; "edit" opens the
+user's editor on the proposed file content and the result is shown as a new diff.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
 
 from rich.console import Console
 from rich.panel import Panel
@@ -10,9 +19,9 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from qcore.permissions import ApprovalRequest, Decision
-from qcore.tools.confirmation import ToolConfirmationOutcome
+from qcore.permissions.rules import RuleSource
 
-CHOICES = "[y] yes, once   [a] yes, for the rest of this session   [n] no"
+SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
 
 
 def _body(request: ApprovalRequest) -> Syntax | Text:
@@ -28,6 +37,19 @@ def _body(request: ApprovalRequest) -> Syntax | Text:
     return Text(details.plan)
 
 
+def edit_in_editor(content: str, suffix: str) -> str | None:
+    """The text after the user's ``$VISUAL`` / ``$EDITOR`` closes, or None when no editor ran."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="qcli-edit-") as folder:
+        path = Path(folder) / f"proposed{suffix}"
+        path.write_text(content, encoding="utf-8")
+        try:
+            subprocess.run([*shlex.split(editor), str(path)], check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return None
+        return path.read_text(encoding="utf-8")
+
+
 class ConsoleApprover:
     """An ``Approver`` for a terminal: one question at a time, the whole change always shown."""
 
@@ -40,19 +62,44 @@ class ConsoleApprover:
         except EOFError:
             return None
 
+    def _choices(self, request: ApprovalRequest) -> str:
+        parts = ["[y] yes, once"]
+        if request.suggested_rules:
+            parts.append("[a] always...")
+        if request.details.type == "edit":
+            parts.append("[e] edit it yourself")
+        parts.append("[n] no")
+        return "   ".join(parts)
+
+    async def _always(self, request: ApprovalRequest) -> Decision | None:
+        rules = ", ".join(request.suggested_rules)
+        self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
+        self.console.print("[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back", markup=False)
+        answer = await self._ask("> ")
+        scope = SCOPES.get((answer or "").lower()[:1])
+        return Decision.always(scope, request.suggested_rules) if scope else None
+
     async def decide(self, request: ApprovalRequest) -> Decision:
         title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
         self.console.print(Panel(_body(request), title=title, title_align="left", border_style="yellow"))
         while True:
-            self.console.print(CHOICES, markup=False, highlight=False)
+            self.console.print(self._choices(request), markup=False, highlight=False)
             answer = await self._ask("> ")
             if answer is None:
                 return Decision.reject("No answer (input closed).")
             choice = answer.lower()[:1]
             if choice == "y":
                 return Decision.once()
-            if choice == "a":
-                return Decision(ToolConfirmationOutcome.PROCEED_ALWAYS)
+            if choice == "a" and request.suggested_rules:
+                always = await self._always(request)
+                if always is not None:
+                    return always
+            if choice == "e" and request.details.type == "edit":
+                details = request.details
+                edited = await asyncio.to_thread(edit_in_editor, details.new_content, Path(details.file_path).suffix)
+                if edited is not None:
+                    return Decision.modify(edited)
+                self.console.print("The editor did not run; set $EDITOR.", markup=False)
             if choice == "n":
                 feedback = await self._ask("Tell the model why, or what to do instead (Enter to skip): ")
                 return Decision.reject(feedback or None)

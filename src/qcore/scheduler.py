@@ -282,6 +282,14 @@ class ToolScheduler:
             return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
         assert result is not None
         state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
+        if call.modified_by_user and result.error is None:
+            note = "The user edited your proposal before approving it; what was applied is their version. "
+            content: LLMContent = (
+                note + result.llm_content
+                if isinstance(result.llm_content, str)
+                else [TextPart(note), *result.llm_content]
+            )
+            result = replace(result, llm_content=content)
         return self._set(call, state=state, result=self._limit(call, result))
 
     def _limit(self, call: ToolCall, result: ToolResult) -> ToolResult:

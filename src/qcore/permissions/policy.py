@@ -70,11 +70,11 @@ def mode_that_allows(tool: AnyTool, details: ConfirmationDetails | None) -> Appr
     return ApprovalMode.YOLO
 
 
-def _names(tool: AnyTool) -> set[str]:
+def _names(tool: AnyTool) -> frozenset[str]:
     names = tool_aliases(tool)
     if tool.name == "run_shell_command":
         names |= {"shell", "bash", "shelltool"}
-    return names
+    return frozenset(names)
 
 
 @dataclass

@@ -18,6 +18,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -67,6 +68,7 @@ class RuleSyntaxError(ValueError):
     pass
 
 
+@lru_cache(maxsize=2048)
 def split_rule(pattern: str) -> tuple[str, str | None]:
     """``edit(src/**)`` -> ``("edit", "src/**")``; ``read_file`` -> ``("read_file", None)``."""
     text = pattern.strip()
@@ -82,7 +84,8 @@ def split_rule(pattern: str) -> tuple[str, str | None]:
     return tool.strip(), rest[:-1].strip()
 
 
-def tool_matches(rule_tool: str, names: set[str]) -> bool:
+@lru_cache(maxsize=4096)
+def tool_matches(rule_tool: str, names: frozenset[str]) -> bool:
     """``names`` holds every spelling of the tool (lower case): name, display name, aliases."""
     wanted = rule_tool.strip().lstrip("_").lower()
     if any(char in wanted for char in "*?["):
@@ -93,6 +96,7 @@ def tool_matches(rule_tool: str, names: set[str]) -> bool:
 # --- shell ------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1024)
 def shell_words(specifier: str) -> tuple[tuple[str, ...], bool]:
     """The words of a shell specifier and whether it is a prefix rule."""
     text = specifier.strip()
@@ -129,16 +133,20 @@ def command_matches(specifier: str, command: SimpleCommand) -> bool:
 
 def path_matches(specifier: str, path: Path, root: Path) -> bool:
     pattern = os.path.expanduser(specifier.strip())
+    target = str(path)
     if pattern.startswith("/"):
-        base, glob = Path("/"), pattern.lstrip("/")
+        relative, glob = target.lstrip("/"), pattern.lstrip("/")
     else:
-        base, glob = root, pattern
-    try:
-        relative = path.relative_to(base)
-    except ValueError:
-        return False
-    spec = pathspec.GitIgnoreSpec.from_lines([glob])
-    return spec.match_file(relative.as_posix())
+        base = str(root).rstrip("/") + "/"
+        if not target.startswith(base):
+            return False
+        relative, glob = target[len(base) :], pattern
+    return _glob_spec(glob).match_file(relative)
+
+
+@lru_cache(maxsize=1024)
+def _glob_spec(glob: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([glob])
 
 
 def url_matches(specifier: str, url: str) -> bool:

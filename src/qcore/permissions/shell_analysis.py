@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -320,7 +320,10 @@ def _unwrap(command: SimpleCommand) -> tuple[str, SimpleCommand | str | None] | 
     return None
 
 
+@lru_cache(maxsize=256)
 def analyse(command: str, *, _depth: int = 0) -> ShellAnalysis:
+    """The analysis of ``command`` (cached: the policy reads the same command several times per call;
+    treat the result as read-only)."""
     result = ShellAnalysis(source=command)
     if not command.strip():
         result.problems.append("the command is empty")

@@ -105,7 +105,7 @@ def test_an_unknown_tool_lists_the_known_ones(workdir: Workdir, qcli: Runner) ->
     assert message.startswith('Error (tool_not_registered): Tool "read_fil" not found in registry.')
     assert (
         'Did you mean one of: "read_file"' in message
-        and "Available tools: read_file, edit, write_file" in message
+        and "Available tools: list_directory, read_file, grep_search, glob, edit, write_file" in message
     )
 
 

@@ -9,9 +9,13 @@ from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 
 BUILTIN_TOOL_CLASSES: tuple[tuple[str, str], ...] = (
+    ("qcore.tools.ls", "ListDirectory"),
     ("qcore.tools.read_file", "ReadFile"),
+    ("qcore.tools.grep", "GrepSearch"),
+    ("qcore.tools.glob", "Glob"),
     ("qcore.tools.edit", "Edit"),
     ("qcore.tools.write_file", "WriteFile"),
+    ("qcore.tools.read_many_files", "ReadManyFiles"),
     ("qcore.tools.shell", "RunShellCommand"),
     ("qcore.tools.memory", "SaveMemory"),
     ("qcore.tools.todo", "TodoWrite"),

@@ -20,6 +20,7 @@ from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict
 from qcore.scheduling import ToolCall, ToolCallState
+from qcore.tools.aliases import rename_parameters
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
@@ -96,7 +97,8 @@ class ToolScheduler:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
-        call = call.evolve(args=args)
+        args, renamed = rename_parameters(args, tool.parameter_schema.get("properties", {}))
+        call = call.evolve(args=args, renamed_parameters=tuple(renamed))
         try:
             params = tool.build(args)
             description = tool.get_description(params)
@@ -282,8 +284,15 @@ class ToolScheduler:
             return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
         assert result is not None
         state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
-        if call.modified_by_user and result.error is None:
-            note = "The user edited your proposal before approving it; what was applied is their version. "
+        notes = []
+        if call.modified_by_user:
+            notes.append(
+                "The user edited your proposal before approving it; what was applied is their version."
+            )
+        if call.renamed_parameters:
+            notes.append(f"(Parameters read as: {', '.join(call.renamed_parameters)}; use those names.)")
+        if notes and result.error is None:
+            note = " ".join(notes) + " "
             content: LLMContent = (
                 note + result.llm_content
                 if isinstance(result.llm_content, str)

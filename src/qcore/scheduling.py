@@ -44,6 +44,8 @@ class ToolCall:
     outcome: ToolConfirmationOutcome | None = None
     result: ToolResult | None = None
     duration_ms: int = 0
+    renamed_parameters: tuple[str, ...] = ()
+    """Parameter names read as others (``path -> file_path``) because the meaning was certain."""
     modified_by_user: bool = False
     """The user replaced the proposal with their own content before approving."""
     params: Any = field(default=None, repr=False, compare=False)

@@ -22,6 +22,7 @@ comes from elsewhere (MCP, a discovery command) override ``parameter_schema`` an
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -111,6 +112,14 @@ def _clean_schema(node: Any) -> Any:
     return node
 
 
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The cleaned JSON Schema of a params model, built once per model (pydantic's is not cheap)."""
+    schema: dict[str, Any] = _clean_schema(model.model_json_schema())
+    schema.setdefault("properties", {})
+    return schema
+
+
 def describe_validation_error(tool_name: str, error: ValidationError, schema: Mapping[str, Any]) -> str:
     """One line per problem, then the parameters the tool does take: enough for the model to retry."""
     problems = []
@@ -159,9 +168,7 @@ class BaseTool(Generic[P]):
 
     @property
     def parameter_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = _clean_schema(self.params_model.model_json_schema())
-        schema.setdefault("properties", {})
-        return schema
+        return _schema_of(self.params_model)
 
     def declaration(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from qcore.tools.aliases import canonical_tool_name
 from qcore.tools.base import AnyTool
 
 LEGACY_ALIASES = {
@@ -88,6 +89,9 @@ class ToolRegistry:
         """The registered name for a legacy or differently-cased spelling, when unambiguous."""
         if name in self._tools:
             return name
+        aliased = canonical_tool_name(name, self._tools)
+        if aliased is not None:
+            return aliased
         wanted = LEGACY_ALIASES.get(_norm(name), _norm(name))
         matches = [
             tool.name for tool in self._tools.values() if wanted == tool.name or wanted in tool_aliases(tool)

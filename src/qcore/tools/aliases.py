@@ -1,0 +1,81 @@
+"""Names models learned elsewhere, mapped to ours when the meaning is certain.
+
+Tool names: ``replace`` and ``str_replace`` mean ``edit``, ``bash`` means ``run_shell_command``, and so
+on; an alias applies only when no registered tool has that name. Parameter names: ``path`` for
+``file_path``, ``old_str`` / ``new_str`` for ``old_string`` / ``new_string`` ...; a rename happens only
+when the sent name is not a parameter of the tool, the tool has the canonical name, it was not sent too,
+and exactly one sent name maps to it. Anything else is left for validation to explain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+TOOL_NAME_ALIASES: Mapping[str, str] = {
+    "replace": "edit",
+    "str_replace": "edit",
+    "str_replace_editor": "edit",
+    "edit_file": "edit",
+    "apply_edit": "edit",
+    "search_file_content": "grep_search",
+    "grep": "grep_search",
+    "search_files": "grep_search",
+    "searchfiles": "grep_search",
+    "create_file": "write_file",
+    "write": "write_file",
+    "read": "read_file",
+    "view": "read_file",
+    "view_file": "read_file",
+    "cat": "read_file",
+    "ls": "list_directory",
+    "list_dir": "list_directory",
+    "list_files": "list_directory",
+    "readfolder": "list_directory",
+    "find_files": "glob",
+    "findfiles": "glob",
+    "bash": "run_shell_command",
+    "shell": "run_shell_command",
+    "run_command": "run_shell_command",
+    "execute_command": "run_shell_command",
+    "run_terminal_cmd": "run_shell_command",
+    "fetch": "web_fetch",
+    "todowrite": "todo_write",
+}
+
+PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "file_path": ("path", "filepath", "file", "filename", "target_file", "absolute_path", "file_name"),
+    "absolute_path": ("path", "file_path", "filepath", "file", "filename", "target_file"),
+    "old_string": ("old_str", "old", "old_text", "search", "find", "original"),
+    "new_string": ("new_str", "new", "new_text", "replacement", "replace_with"),
+    "replace_all": ("all", "replaceall", "global"),
+    "content": ("contents", "text", "file_text", "data", "body"),
+    "command": ("cmd", "shell_command", "script"),
+    "pattern": ("regex", "query", "search_pattern"),
+    "path": ("dir", "directory", "folder", "dir_path", "directory_path"),
+    "directory": ("cwd", "working_directory", "workdir", "dir"),
+    "timeout": ("timeout_ms",),
+    "url": ("uri", "link"),
+}
+
+
+def canonical_tool_name(name: str, registered: Collection[str]) -> str | None:
+    key = name.strip().lower()
+    target = TOOL_NAME_ALIASES.get(key)
+    return target if target in registered and name not in registered else None
+
+
+def rename_parameters(
+    arguments: Mapping[str, Any], parameters: Collection[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """``arguments`` with unambiguous alias names replaced; the second value says what was renamed."""
+    renamed: dict[str, Any] = dict(arguments)
+    notes: list[str] = []
+    for canonical, aliases in PARAMETER_ALIASES.items():
+        if canonical not in parameters or canonical in arguments:
+            continue
+        sent = [alias for alias in aliases if alias in arguments and alias not in parameters]
+        if len(sent) == 1:
+            renamed[canonical] = renamed.pop(sent[0])
+            notes.append(f"{sent[0]} -> {canonical}")
+    return renamed, notes

@@ -51,13 +51,13 @@ def decode_text(data: bytes) -> TextFile:
             bom, encoding = candidate, name
             break
     body = data[len(bom) :]
+    if not bom and b"\x00" in body[:8192]:
+        raise NotTextError("binary content (NUL bytes)")  # valid UTF-8 can hold NULs; text files do not
     try:
         text = body.decode(encoding)
     except UnicodeDecodeError:
         if bom:
             raise NotTextError(f"bytes after a {encoding} BOM are not valid {encoding}") from None
-        if b"\x00" in body[:8192]:
-            raise NotTextError("binary content (NUL bytes)") from None
         encoding = "latin-1"
         text = body.decode(encoding)
     crlf = text.count("\r\n")

@@ -12,6 +12,7 @@ from pydantic import Field
 from qcore.tools.base import ToolParams
 from qcore.tools.edit_match import apply_replacement, find_matches
 from qcore.tools.file_change import Existing, FileChangeTool, Proposal, load_existing
+from qcore.tools.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -78,6 +79,11 @@ class Edit(FileChangeTool[EditParams]):
                 ToolErrorType.EDIT_NO_CHANGE,
             )
         content = existing.file.text
+        placeholder = find_placeholder(new, old)
+        if placeholder is not None:
+            return ToolResult.failure(
+                placeholder_refusal(placeholder, path, "new_string"), ToolErrorType.EDIT_PREPARATION_FAILURE
+            )
         match = find_matches(content, old)
         if match is None:
             return ToolResult.failure(

@@ -6,7 +6,8 @@ from pydantic import Field
 
 from qcore.tools.base import ToolParams
 from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
-from qcore.tools.results import ToolResult
+from qcore.tools.placeholders import find_placeholder, placeholder_refusal
+from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
 
@@ -41,6 +42,11 @@ class WriteFile(FileChangeTool[WriteFileParams]):
         if isinstance(existing, ToolResult):
             return existing
         content = params.content.replace("\r\n", "\n") if existing else params.content
+        placeholder = find_placeholder(content, existing.file.text if existing else None)
+        if placeholder is not None and existing is not None:
+            return ToolResult.failure(
+                placeholder_refusal(placeholder, path, "content"), ToolErrorType.EDIT_PREPARATION_FAILURE
+            )
         return Proposal(path, existing, content)
 
     def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:

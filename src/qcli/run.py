@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from pathlib import Path
 from qcli.headless import HeadlessPrinter, run_headless
 from qcli.main import EXIT_AUTH, EXIT_INPUT
 from qcore.agent import Session
+from qcore.llm.scripted import ScriptedLLM
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
@@ -116,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
     for settings_problem in loaded.problems:
         _say(f"settings: {settings_problem}")
     mode = resolve_approval_mode(args, loaded.settings)
-    job = demo_job(mode) if args.demo else headless_job(args, cwd, loaded.settings)
+    if args.show_prompt and not args.demo:
+        job: Job | int = Job(cwd, loaded.settings, ScriptedLLM([]), "")
+    else:
+        job = demo_job(mode) if args.demo else headless_job(args, cwd, loaded.settings)
     if isinstance(job, int):
         return job
     rules = [*([] if args.demo else rules_from_settings(loaded)), *rules_from_flags(args.allowed_tools or ())]
@@ -132,7 +137,22 @@ def run(args: argparse.Namespace) -> int:
     )
     for problem in problems:
         _say(problem)
+    if args.show_prompt:
+        return show_prompt(session)
     return asyncio.run(_run_and_close(session, job, HeadlessPrinter(args.output_format)))
+
+
+def show_prompt(session: Session) -> int:
+    """Exactly what the first request would carry before the user's words, with its size."""
+    system = next((str(m.content) for m in session.history if m.role == "system"), "")
+    declarations = json.dumps(session.registry.declarations(), ensure_ascii=False)
+    sys.stdout.write(
+        f"{system}\n\n--- tools ---\n{json.dumps(session.registry.declarations(), indent=2, ensure_ascii=False)}\n"
+    )
+    _say(
+        f"system prompt {len(system)} characters + tool declarations {len(declarations)} = {len(system) + len(declarations)}"
+    )
+    return 0
 
 
 async def _run_and_close(session: Session, job: Job, printer: HeadlessPrinter) -> int:

@@ -1,17 +1,28 @@
-"""The system prompt, assembled from parts so each can be measured and tuned on its own."""
+"""The system prompt, assembled from parts so each can be measured and tuned on its own.
+
+Parts: the role and rules, the environment (OS, date, workspace root, git branch and whether the tree is
+dirty), the approval mode's rules, and the context files (QWEN.md, AGENTS.md). The whole prompt plus the
+tool declarations must stay within ``PROMPT_BUDGET`` characters: a third of what Qwen Code sends, so a
+local model with a 32k window keeps most of it for the work.
+"""
 
 from __future__ import annotations
 
 import datetime
 import platform
+import subprocess
 from pathlib import Path
 
 from qcore.permissions.modes import ApprovalMode
 
+PROMPT_BUDGET = 18_500
+"""Characters of system prompt plus tool declarations, with every built-in tool declared."""
+
 ROLE = """You are qcli, a coding assistant working in the user's repository through tools.
-- Read before you change: use read_file to see the exact current text before calling edit.
-- Make the smallest change that does the job; keep the file's style.
-- Paths are inside the workspace; prefer absolute paths.
+- Read before you change: read_file shows the exact text that edit's old_string must match.
+- Make the smallest change that does the job, in the file's own style; never write placeholders such as
+  "rest of code unchanged".
+- Prefer the search tools (grep_search, glob, list_directory) to shell commands for finding things.
 - When a tool returns an error, read it and fix the call instead of repeating it.
 - When done, answer briefly: what you changed and why."""
 
@@ -23,9 +34,30 @@ MODE_RULES = {
 }
 
 
+def git_state(root: Path) -> str:
+    """``branch main, uncommitted changes`` (or ``not a git repository``), read in one quick call."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain=v1", "--branch", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "git unavailable"
+    if result.returncode != 0:
+        return "not a git repository"
+    lines = result.stdout.splitlines()
+    head = lines[0][3:] if lines and lines[0].startswith("## ") else "unknown"
+    branch = head.split("...", 1)[0].removeprefix("No commits yet on ")
+    dirty = "uncommitted changes" if len(lines) > 1 else "clean"
+    return f"git branch {branch}, {dirty}"
+
+
 def environment(root: Path, today: datetime.date | None = None) -> str:
     day = (today or datetime.date.today()).isoformat()
-    return f"Environment: {platform.system()}, date {day}, workspace root {root}."
+    return f"Environment: {platform.system()}, date {day}, workspace root {root} ({git_state(root)})."
 
 
 def build_system_prompt(root: Path, mode: ApprovalMode, context: str = "") -> str:

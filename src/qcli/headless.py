@@ -24,6 +24,7 @@ from qcore.events import (
     SessionStarted,
     ToolCallUpdated,
     ToolResultsSent,
+    ToolSourceUpdate,
     TurnFinished,
 )
 from qcore.llm.types import LLMErrorKind
@@ -99,6 +100,12 @@ class HeadlessPrinter:
             self.warn(event.message)
         elif isinstance(event, ToolCallUpdated):
             self._on_call(event)
+        elif isinstance(event, ToolSourceUpdate):
+            if event.state in ("failed", "problem"):
+                self.warn(f"{event.source}: {event.detail}")
+            elif self.show_activity:
+                self.err.write(f"  [{event.state}] {event.source} {event.detail}\n")
+                self.err.flush()
         elif isinstance(event, SessionStarted):
             self._record(
                 {

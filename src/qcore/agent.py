@@ -7,12 +7,15 @@ the model fails, or the signal aborts. Everything observable is an event; nothin
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from qcore.abort import AbortSignal
+from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
@@ -81,6 +84,7 @@ class Session:
         cwd: Path | None = None,
         session_id: str | None = None,
         limits: OutputLimits | None = None,
+        tool_sources: ToolSources | None = None,
     ) -> None:
         self.llm = llm
         self.registry = registry
@@ -95,6 +99,8 @@ class Session:
             self.history.append(ChatMessage(role="system", content=system_prompt))
         self.turns = 0
         self.usage = Usage()
+        self.tool_sources = tool_sources
+        """Run-time tools (discovery command, MCP); the first request waits for them."""
         self._started = False
 
     @property
@@ -107,7 +113,12 @@ class Session:
             self.events.emit(ApprovalModeChanged(mode))
 
     def start(self) -> None:
-        """Announce the session (model, tools, mode); ``send`` does it on first use."""
+        """Announce the session (model, tools, mode) and, inside an event loop, start looking for run-time
+        tools in the background; ``send`` does it on first use, a UI on mount."""
+        if self.tool_sources is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop yet: send() starts them
+                asyncio.get_running_loop()
+                self.tool_sources.start()
         if not self._started:
             self._started = True
             self.events.emit(
@@ -155,6 +166,8 @@ class Session:
                     )
                 )
                 break
+            if self.tool_sources is not None:
+                await self.tool_sources.ready()
             self.turns += 1
             self.events.emit(ModelRequestStarted(self.turns))
             try:

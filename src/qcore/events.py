@@ -92,6 +92,19 @@ class ApprovalModeChanged:
 
 
 @dataclass(frozen=True)
+class ToolSourceUpdate:
+    """A source of run-time tools changed: the discovery command or an MCP server.
+
+    ``state`` is ``connecting``, ``connected``, ``failed``, ``problem`` (a message about one entry or a
+    name clash), or ``waiting`` (the first request waits for the sources named in ``detail``).
+    """
+
+    source: str
+    state: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class ErrorOccurred:
     message: str
     kind: str
@@ -121,6 +134,7 @@ Event = (
     | ToolResultsSent
     | UsageUpdated
     | ApprovalModeChanged
+    | ToolSourceUpdate
     | ErrorOccurred
     | TurnFinished
 )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from qcore.agent import Session
 from qcore.context_files import load_context
+from qcore.discovery.sources import ToolSources
 from qcore.events import EventBus
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
@@ -97,9 +98,14 @@ def create_session(
         max_lines=tools.truncate_tool_output_lines,
         save_dir=workspace.temp_dir,
     )
+    events = events or EventBus()
+    sources = None
+    if settings.tools.discovery_command:
+        sources = ToolSources(setup.registry, settings, workspace.root, events.emit)
     session = Session(
         llm=llm,
         limits=limits,
+        tool_sources=sources,
         registry=setup.registry,
         policy=policy,
         approver=approver,

@@ -43,7 +43,7 @@ def command_ms(argv: Sequence[str], runs: int, **kwargs: object) -> float:
 
 def table(rows: Sequence[Row]) -> str:
     lines = [
-        "| measure | qcli | peer | peer time | ratio | note |",
+        "| measure | qcli | peer | peer value | ratio | note |",
         "|---|---:|---|---:|---:|---|",
     ]
     for row in rows:

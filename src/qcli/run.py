@@ -159,6 +159,7 @@ async def _run_and_close(session: Session, job: Job, printer: HeadlessPrinter) -
     try:
         return await run_headless(session, job.prompt, printer)
     finally:
+        await session.aclose()
         close = getattr(job.llm, "aclose", None)
         if close is not None:
             await close()

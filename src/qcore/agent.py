@@ -131,6 +131,11 @@ class Session:
                 )
             )
 
+    async def aclose(self) -> None:
+        """End what the session started: MCP server processes, a discovery command still running."""
+        if self.tool_sources is not None:
+            await self.tool_sources.aclose()
+
     async def _ask_model(self, signal: AbortSignal) -> ModelResponse:
         response: ModelResponse | None = None
         async for item in self.llm.stream(self.history, self.registry.declarations(), signal):

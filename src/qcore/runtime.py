@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qcore.agent import Session
 from qcore.context_files import load_context
 from qcore.discovery.sources import ToolSources
-from qcore.events import EventBus
+from qcore.events import EventBus, ToolSourceUpdate
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
 from qcore.permissions.rules import Rule
@@ -22,6 +23,9 @@ from qcore.tools.plugins import load_plugin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.truncation import OutputLimits
 from qcore.workspace import Workspace
+
+if TYPE_CHECKING:
+    from qcore.discovery.mcp import McpManager, McpServerStatus
 
 
 @dataclass
@@ -100,8 +104,8 @@ def create_session(
     )
     events = events or EventBus()
     sources = None
-    if settings.tools.discovery_command:
-        sources = ToolSources(setup.registry, settings, workspace.root, events.emit)
+    if settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command:
+        sources = ToolSources(setup.registry, settings, workspace.root, events.emit, _mcp_manager(settings, workspace, events))
     session = Session(
         llm=llm,
         limits=limits,
@@ -115,3 +119,20 @@ def create_session(
         cwd=workspace.root,
     )
     return session, setup.problems
+
+
+def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> McpManager | None:
+    if not settings.mcp_servers and not settings.mcp.server_command:
+        return None
+    from qcore.discovery.mcp import McpManager
+
+    def report(status: McpServerStatus) -> None:
+        detail = status.summary()
+        if status.state == "failed":
+            where = status.command or status.url or ""
+            detail += f" [{where}" + (f" in {status.cwd}" if status.cwd else "") + "]" if where else ""
+            if status.stderr_tail:
+                detail += "\n    " + "\n    ".join(status.stderr_tail[-5:])
+        events.emit(ToolSourceUpdate(f"mcp:{status.name}", status.state, detail))
+
+    return McpManager.from_settings(settings, workspace_root=workspace.root, on_status=report)

@@ -189,9 +189,10 @@ class PermissionPolicy:
         self, tool: AnyTool, outcome: ToolConfirmationOutcome, subject: Subject | None
     ) -> list[str]:
         """The exact rules an "always" answer would add, to show the user before anything is saved."""
-        if outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER and tool.name.startswith("mcp__"):
-            server = tool.name.split("__")[1]
-            return [f"mcp__{server}__*"]
+        server = getattr(tool, "server_name", None)
+        if outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER and isinstance(server, str):
+            prefix = tool.name[: len(tool.name) - len(tool.name.split("__")[-1])]  # mcp__<sanitised server>__
+            return [f"{prefix}*"]
         if isinstance(subject, ShellSubject):
             analysis = analyse(subject.command)
             if not analysis.understood:

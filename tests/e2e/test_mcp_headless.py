@@ -1,0 +1,94 @@
+"""MCP servers through qcli -p: the Python test server and the official npm servers, listed and called
+with the scripted model; a broken server is reported and the rest still work."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Runner, Workdir
+from tests.support.openai_server import Reply
+
+SUPPORT = Path(__file__).resolve().parent.parent / "support"
+NPM = Path(__file__).resolve().parent.parent / "npm" / "node_modules" / "@modelcontextprotocol"
+
+
+def npm_entry(package: str) -> str:
+    entry = NPM / package / "dist" / "index.js"
+    if shutil.which("node") is None or not entry.is_file():
+        pytest.skip(f"@modelcontextprotocol/{package} is not installed (npm ci in tests/npm)")
+    return str(entry)
+
+
+def write_settings(workdir: Workdir, servers: dict[str, object]) -> None:
+    path = workdir.root / ".qwen" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}))
+
+
+def tool_results(workdir: Workdir, request: int) -> list[str]:
+    return [
+        m["content"] for m in workdir.server.chat_requests[request].body["messages"] if m["role"] == "tool"
+    ]
+
+
+def test_npm_and_python_servers_listed_and_called(workdir: Workdir, qcli: Runner) -> None:
+    (workdir.root / "notes.txt").write_text("remember the milk\n")
+    write_settings(
+        workdir,
+        {
+            "py": {"command": sys.executable, "args": [str(SUPPORT / "mcp_server.py"), "stdio"]},
+            "everything": {"command": "node", "args": [npm_entry("server-everything"), "stdio"]},
+            "fs": {"command": "node", "args": [npm_entry("server-filesystem"), str(workdir.root)]},
+            "broken": {
+                "command": sys.executable,
+                "args": [str(SUPPORT / "mcp_server.py"), "crash"],
+                "timeout": 5000,
+            },
+        },
+    )
+    workdir.server.script.extend(
+        [
+            Reply.calls(
+                ("mcp__py__add", {"a": "2", "b": 3}),
+                ("mcp__everything__echo", {"message": "hello from qcli"}),
+                ("mcp__fs__read_text_file", {"path": str(workdir.root / "notes.txt")}),
+            ),
+            Reply(text="all three answered"),
+        ]
+    )
+    result = qcli("-p", "use the servers", "--yolo", timeout=90)
+    assert result.returncode == 0, result.stderr
+    names = {tool["function"]["name"] for tool in workdir.server.chat_requests[0].body["tools"]}
+    assert {"mcp__py__echo", "mcp__everything__echo", "mcp__fs__read_text_file", "read_file"} <= names
+    assert not any(name.startswith("mcp__broken__") for name in names)
+    assert all(len(name) <= 64 for name in names)
+    add, echo, read = tool_results(workdir, 1)
+    assert add.strip() == "5" and "hello from qcli" in echo and "remember the milk" in read
+    assert "mcp:broken" in result.stderr and "failed" in result.stderr
+
+
+def test_mcp_tools_ask_unless_the_server_is_trusted(workdir: Workdir, qcli: Runner) -> None:
+    server = [str(SUPPORT / "mcp_server.py"), "stdio"]
+    write_settings(
+        workdir,
+        {
+            "plain": {"command": sys.executable, "args": server},
+            "trusted": {"command": sys.executable, "args": server, "trust": True},
+        },
+    )
+    workdir.server.script.extend(
+        [
+            Reply.calls(("mcp__plain__echo", {"text": "a"}), ("mcp__trusted__echo", {"text": "b"})),
+            Reply(text="ok"),
+        ]
+    )
+    result = qcli("-p", "go", timeout=60)
+    assert result.returncode == 0, result.stderr
+    plain, trusted = tool_results(workdir, 1)
+    assert plain.startswith("Error (execution_denied)") and '"mcp__plain__echo"' in plain
+    assert "b" in trusted and not trusted.startswith("Error")

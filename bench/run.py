@@ -12,12 +12,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import headless, permissions, prompt, scheduler_overhead, search, startup
+from bench import headless, mcp_startup, permissions, prompt, scheduler_overhead, search, startup
 from bench.common import table
 
 
 def main() -> None:
-    rows = [*prompt.rows(), *startup.rows(), *headless.rows(), *scheduler_overhead.rows(), *permissions.rows(), *search.rows()]
+    rows = [
+        *prompt.rows(),
+        *startup.rows(),
+        *headless.rows(),
+        *scheduler_overhead.rows(),
+        *permissions.rows(),
+        *search.rows(),
+        *mcp_startup.rows(),
+    ]
     print(f"Python {platform.python_version()} on {platform.machine()}, medians of repeated runs\n")
     print(table(rows))
 

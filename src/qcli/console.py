@@ -74,7 +74,10 @@ class ConsoleApprover:
     async def _always(self, request: ApprovalRequest) -> Decision | None:
         rules = ", ".join(request.suggested_rules)
         self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
-        self.console.print("[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back", markup=False)
+        self.console.print(
+            "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
+            markup=False,
+        )
         answer = await self._ask("> ")
         scope = SCOPES.get((answer or "").lower()[:1])
         return Decision.always(scope, request.suggested_rules) if scope else None
@@ -96,7 +99,9 @@ class ConsoleApprover:
                     return always
             if choice == "e" and request.details.type == "edit":
                 details = request.details
-                edited = await asyncio.to_thread(edit_in_editor, details.new_content, Path(details.file_path).suffix)
+                edited = await asyncio.to_thread(
+                    edit_in_editor, details.new_content, Path(details.file_path).suffix
+                )
                 if edited is not None:
                     return Decision.modify(edited)
                 self.console.print("The editor did not run; set $EDITOR.", markup=False)

@@ -55,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
     parser.add_argument(
-        "--show-prompt", action="store_true", help="print the system prompt and tool declarations as sent, and exit"
+        "--show-prompt",
+        action="store_true",
+        help="print the system prompt and tool declarations as sent, and exit",
     )
     parser.add_argument(
         "--demo", action="store_true", help="a scripted model edits a scratch copy of a sample project"

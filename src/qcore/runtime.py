@@ -105,7 +105,9 @@ def create_session(
     events = events or EventBus()
     sources = None
     if settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command:
-        sources = ToolSources(setup.registry, settings, workspace.root, events.emit, _mcp_manager(settings, workspace, events))
+        sources = ToolSources(
+            setup.registry, settings, workspace.root, events.emit, _mcp_manager(settings, workspace, events)
+        )
     session = Session(
         llm=llm,
         limits=limits,

@@ -183,6 +183,23 @@ def _killpg(pgid: int, sig: Signals) -> None:
         os.killpg(pgid, sig)
 
 
+async def end_group(pgid: int, exited: asyncio.Future[int], grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the whole group; SIGKILL whatever is left after ``grace``. Returns once the leader is
+    reaped; the rest are dead (or zombies awaiting their reaper) by then."""
+    _killpg(pgid, SIGTERM)
+    for _ in range(max(1, round(grace / _POLL_SECONDS))):
+        if exited.done() and not group_members(pgid):
+            return
+        await asyncio.sleep(_POLL_SECONDS)
+    _killpg(pgid, SIGKILL)
+    await exited
+    # SIGKILL is delivered asynchronously: wait (at most a second) until the kernel has ended them all.
+    for _ in range(round(1.0 / _POLL_SECONDS)):
+        if not group_members(pgid):
+            return
+        await asyncio.sleep(_POLL_SECONDS)
+
+
 class _Collector:
     """Bytes in, text out: incremental UTF-8 decoding, binary sniffing, capped keeping."""
 
@@ -296,7 +313,7 @@ class SubprocessShellRunner:
             if exited.done():
                 background = group_members(pgid)
             else:
-                await self._end_group(pgid, exited)
+                await end_group(pgid, exited, self._kill_grace)
             settled = True
             # Leftovers in the group (or a daemon that escaped it) may hold the pipe open: do not wait long.
             await asyncio.wait({eof}, timeout=0.05 if background else 0.5)
@@ -321,22 +338,6 @@ class SubprocessShellRunner:
             binary=collector.binary,
             background_pids=background,
         )
-
-    async def _end_group(self, pgid: int, exited: asyncio.Future[int]) -> None:
-        """SIGTERM the whole group; SIGKILL whatever is left after the grace. Returns once the shell is
-        reaped; grandchildren are dead (or zombies awaiting their reaper) by then."""
-        _killpg(pgid, SIGTERM)
-        for _ in range(max(1, round(self._kill_grace / _POLL_SECONDS))):
-            if exited.done() and not group_members(pgid):
-                return
-            await asyncio.sleep(_POLL_SECONDS)
-        _killpg(pgid, SIGKILL)
-        await exited
-        # SIGKILL is delivered asynchronously: wait (at most a second) until the kernel has ended them all.
-        for _ in range(round(1.0 / _POLL_SECONDS)):
-            if not group_members(pgid):
-                return
-            await asyncio.sleep(_POLL_SECONDS)
 
     async def start_background(self, command: str, cwd: Path, log_path: Path) -> BackgroundProcess:
         # A short-lived launcher leads the new group and exits at once after starting the command with

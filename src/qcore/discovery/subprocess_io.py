@@ -18,11 +18,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from signal import SIGKILL, SIGTERM
+from signal import SIGKILL
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.shell_runner import KILL_GRACE_SECONDS, _killpg, _signal_name, group_members
+from qcore.shell_runner import KILL_GRACE_SECONDS, _killpg, _signal_name, end_group
 
 _READ_SIZE = 65536
 _POLL_SECONDS = 0.02
@@ -86,22 +86,6 @@ class _Stream:
 
     def text(self) -> str:
         return "".join(self._parts) + self._decoder.decode(b"", final=True)
-
-
-async def _end_group(pgid: int, exited: asyncio.Future[int], grace: float) -> None:
-    """SIGTERM the group, SIGKILL what is left after ``grace``; returns once the leader is reaped and the
-    rest are gone (or zombies waiting for their reaper)."""
-    _killpg(pgid, SIGTERM)
-    for _ in range(max(1, round(grace / _POLL_SECONDS))):
-        if exited.done() and not group_members(pgid):
-            return
-        await asyncio.sleep(_POLL_SECONDS)
-    _killpg(pgid, SIGKILL)
-    await exited
-    for _ in range(round(1.0 / _POLL_SECONDS)):
-        if not group_members(pgid):
-            return
-        await asyncio.sleep(_POLL_SECONDS)
 
 
 async def run_captured(
@@ -197,7 +181,7 @@ async def run_captured(
         over_limit = overflow.done()
         timed_out = not exited.done() and not cancelled and not over_limit
         if not exited.done():
-            await _end_group(pgid, exited, kill_grace)
+            await end_group(pgid, exited, kill_grace)
         settled = True
         await asyncio.wait({stream.eof for stream in streams}, timeout=_DRAIN_SECONDS)
         over_limit = overflow.done()  # it may have printed past the cap just before exiting

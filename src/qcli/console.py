@@ -20,6 +20,7 @@ from rich.text import Text
 
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
+from qcore.tools.confirmation import ToolConfirmationOutcome
 
 SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
 
@@ -66,13 +67,18 @@ class ConsoleApprover:
         parts = ["[y] yes, once"]
         if request.suggested_rules:
             parts.append("[a] always...")
+        if request.details.type == "mcp":
+            parts.append(f"[v] always, every tool of {request.details.server_name}...")
         if request.details.type == "edit":
             parts.append("[e] edit it yourself")
         parts.append("[n] no")
         return "   ".join(parts)
 
-    async def _always(self, request: ApprovalRequest) -> Decision | None:
+    async def _always(self, request: ApprovalRequest, server: bool = False) -> Decision | None:
         rules = ", ".join(request.suggested_rules)
+        if server and request.details.type == "mcp":
+            prefix = request.tool_name[: len(request.tool_name) - len(request.tool_name.split("__")[-1])]
+            rules = f"{prefix}*"
         self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
         self.console.print(
             "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
@@ -80,7 +86,11 @@ class ConsoleApprover:
         )
         answer = await self._ask("> ")
         scope = SCOPES.get((answer or "").lower()[:1])
-        return Decision.always(scope, request.suggested_rules) if scope else None
+        if scope is None:
+            return None
+        if server:
+            return Decision(ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, scope=scope, rules=(rules,))
+        return Decision.always(scope, request.suggested_rules)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
@@ -93,8 +103,10 @@ class ConsoleApprover:
             choice = answer.lower()[:1]
             if choice == "y":
                 return Decision.once()
-            if choice == "a" and request.suggested_rules:
-                always = await self._always(request)
+            if (choice == "a" and request.suggested_rules) or (
+                choice == "v" and request.details.type == "mcp"
+            ):
+                always = await self._always(request, server=choice == "v")
                 if always is not None:
                     return always
             if choice == "e" and request.details.type == "edit":

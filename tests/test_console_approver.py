@@ -1,0 +1,97 @@
+"""The terminal approver: what each answer becomes, and that the whole command or diff is shown."""
+
+import io
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from qcli.console import ConsoleApprover
+from qcore.permissions import ApprovalMode, ApprovalRequest
+from qcore.permissions.rules import RuleSource
+from qcore.tools.base import Kind
+from qcore.tools.confirmation import (
+    EditConfirmation,
+    ExecConfirmation,
+    McpConfirmation,
+    ToolConfirmationOutcome,
+)
+
+LONG = "git status && " + " && ".join(f"echo step{n}" for n in range(40)) + " && rm -rf build"
+
+
+def request(details, tool="run_shell_command", rules=("run_shell_command(npm test:*)",)):  # type: ignore[no-untyped-def]
+    return ApprovalRequest("c1", tool, tool, Kind.EXECUTE, "d", details, ApprovalMode.DEFAULT, tuple(rules))
+
+
+async def answer(monkeypatch: pytest.MonkeyPatch, req: ApprovalRequest, *replies: str) -> tuple[object, str]:
+    queue = list(replies)
+    monkeypatch.setattr("builtins.input", lambda prompt="": queue.pop(0))
+    screen = io.StringIO()
+    decision = await ConsoleApprover(Console(file=screen, width=80, force_terminal=False)).decide(req)
+    return decision, screen.getvalue()
+
+
+async def test_the_whole_command_is_shown_and_always_names_scope_and_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decision, screen = await answer(
+        monkeypatch, request(ExecConfirmation("Confirm Shell Command", LONG, ("git",))), "a", "p"
+    )
+    assert decision.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS  # type: ignore[attr-defined]
+    assert decision.scope is RuleSource.PROJECT and decision.rules == ("run_shell_command(npm test:*)",)  # type: ignore[attr-defined]
+    compact = "".join(screen.split()).replace("│", "")
+    assert "".join(LONG.split()) in compact  # wrapped to the terminal, never cut
+    assert "Allow from now on: run_shell_command(npm test:*)" in screen
+
+
+async def test_reject_carries_the_message_and_back_returns_to_the_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decision, _ = await answer(
+        monkeypatch, request(ExecConfirmation("c", "make", ("make",))), "a", "b", "n", "use make test"
+    )
+    assert decision.outcome is ToolConfirmationOutcome.CANCEL and decision.feedback == "use make test"  # type: ignore[attr-defined]
+
+
+async def test_always_for_an_mcp_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    details = McpConfirmation(
+        "Confirm MCP Tool Execution", "git hub", "create_issue", "create_issue (git hub MCP Server)"
+    )
+    decision, screen = await answer(
+        monkeypatch,
+        request(details, tool="mcp__git_hub__create_issue", rules=("mcp__git_hub__create_issue",)),
+        "v",
+        "s",
+    )
+    assert decision.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER  # type: ignore[attr-defined]
+    assert decision.rules == ("mcp__git_hub__*",) and decision.scope is RuleSource.SESSION  # type: ignore[attr-defined]
+    assert "[v] always, every tool of git hub" in screen
+
+
+async def test_edit_it_yourself_returns_the_editors_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "by hand\\n" > "$1"\n')
+    editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("VISUAL", str(editor))
+    details = EditConfirmation("Confirm Edit: a.py", "a.py", str(tmp_path / "a.py"), "-x\n+y\n", "x\n", "y\n")
+    decision, _ = await answer(monkeypatch, request(details, tool="edit", rules=("edit",)), "e")
+    assert (
+        decision.outcome is ToolConfirmationOutcome.MODIFY_WITH_EDITOR and decision.new_content == "by hand\n"
+    )  # type: ignore[attr-defined]
+    assert os.environ["VISUAL"] == str(editor)
+
+
+async def test_closed_input_is_a_rejection(monkeypatch: pytest.MonkeyPatch) -> None:
+    def closed(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", closed)
+    decision = await ConsoleApprover(Console(file=io.StringIO())).decide(
+        request(ExecConfirmation("c", "make", ("make",)))
+    )
+    assert decision.outcome is ToolConfirmationOutcome.CANCEL

@@ -41,51 +41,66 @@ class IgnoreRules:
         self.respect_git_ignore = respect_git_ignore and _in_git_work_tree(root)
         self.respect_qwen_ignore = respect_qwen_ignore
         self._folder_spec = cache(self._load_folder_spec)
+        self._verdicts: dict[tuple[tuple[str, ...], bool], IgnoreSource | None] = {}
+        self._root_text = str(root)
         self._exclude = _read_spec(root / ".git" / "info" / "exclude") if self.respect_git_ignore else None
         self._qwen = _read_spec(root / QWEN_IGNORE) if respect_qwen_ignore else None
 
-    def _load_folder_spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
-        return _read_spec(folder / ".gitignore")
+    # Paths are handled as tuples of names inside: pathlib objects cost more than the matching itself.
 
-    def _git_says(self, relative: Path, is_dir: bool) -> bool | None:
+    def _load_folder_spec(self, folder: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
+        return _read_spec(self.root.joinpath(*folder, ".gitignore"))
+
+    def _git_says(self, parts: tuple[str, ...], is_dir: bool) -> bool | None:
         """The verdict of the deepest .gitignore with a matching pattern (None: no pattern matched)."""
         verdict: bool | None = None
         if self._exclude is not None:
-            verdict = self._exclude.check_file(_spelling(relative, is_dir)).include
-        parts = relative.parts
+            verdict = self._exclude.check_file(_spelling(parts, is_dir)).include
         for depth in range(len(parts)):
-            spec = self._folder_spec(self.root.joinpath(*parts[:depth]))
+            spec = self._folder_spec(parts[:depth])
             if spec is None:
                 continue
-            result = spec.check_file(_spelling(Path(*parts[depth:]), is_dir)).include
+            result = spec.check_file(_spelling(parts[depth:], is_dir)).include
             if result is not None:
                 verdict = result
         return verdict
 
-    def _own_reason(self, relative: Path, is_dir: bool) -> IgnoreSource | None:
-        """Why this entry itself is ignored, ignoring its parents."""
-        if ".git" in relative.parts:
+    def _own_reason(self, parts: tuple[str, ...], is_dir: bool) -> IgnoreSource | None:
+        """Why this entry itself is ignored, ignoring its parents (cached: every file asks about its
+        folders again)."""
+        key = (parts, is_dir)
+        if key not in self._verdicts:
+            self._verdicts[key] = self._judge(parts, is_dir)
+        return self._verdicts[key]
+
+    def _judge(self, parts: tuple[str, ...], is_dir: bool) -> IgnoreSource | None:
+        if ".git" in parts:
             return "git"
-        if self._qwen is not None and self._qwen.match_file(_spelling(relative, is_dir)):
+        if self._qwen is not None and self._qwen.match_file(_spelling(parts, is_dir)):
             return "qwen"
-        if self.respect_git_ignore and self._git_says(relative, is_dir):
+        if self.respect_git_ignore and self._git_says(parts, is_dir):
             return "git"
         return None
 
+    def _parts(self, path: Path) -> tuple[str, ...] | None:
+        text = str(path)
+        if text == self._root_text:
+            return ()
+        prefix = self._root_text.rstrip("/") + "/"
+        return tuple(text[len(prefix) :].split("/")) if text.startswith(prefix) else None
+
     def reason(self, path: Path, is_dir: bool | None = None) -> IgnoreSource | None:
         """Why ``path`` is ignored (its own rule or a parent folder's), or None. Outside the root: None."""
-        try:
-            relative = path.relative_to(self.root)
-        except ValueError:
+        parts = self._parts(path)
+        if not parts:
             return None
         if is_dir is None:
             is_dir = path.is_dir()
-        parts = relative.parts
         for depth in range(1, len(parts)):
-            found = self._own_reason(Path(*parts[:depth]), True)
+            found = self._own_reason(parts[:depth], True)
             if found:
                 return found
-        return self._own_reason(relative, is_dir) if parts else None
+        return self._own_reason(parts, is_dir)
 
     def is_ignored(self, path: Path, is_dir: bool | None = None) -> bool:
         return self.reason(path, is_dir) is not None
@@ -95,14 +110,13 @@ class IgnoreRules:
         if self.is_ignored(start, True):
             return
         for folder, dirs, files in os.walk(start, followlinks=False):
-            base = Path(folder)
-            relative = base.relative_to(self.root)
-            dirs[:] = sorted(d for d in dirs if not self._own_reason(relative / d, True))
+            parts = self._parts(Path(folder)) or ()
+            dirs[:] = sorted(d for d in dirs if not self._own_reason((*parts, d), True))
             for name in sorted(files):
-                if not self._own_reason(relative / name, False):
-                    yield base / name
+                if not self._own_reason((*parts, name), False):
+                    yield Path(folder, name)
 
 
-def _spelling(relative: Path, is_dir: bool) -> str:
-    text = relative.as_posix()
+def _spelling(parts: tuple[str, ...], is_dir: bool) -> str:
+    text = "/".join(parts)
     return text + "/" if is_dir else text

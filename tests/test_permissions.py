@@ -125,6 +125,9 @@ def test_rules_come_from_every_file_with_their_source_and_legacy_keys_map_on(tmp
         ("deny", "web_fetch", "project", project_file),
     }
     assert shell_core_prefixes(loaded.settings.tools.core) == ("git", "npm")
+    legacy = next(r for r in rules if r.pattern == "run_shell_command(git:*)")
+    SettingsRuleStore(project, home).remove(legacy)  # revoking a legacy entry removes it as written
+    assert "run_shell_command(git)" not in user_file.read_text() and '"read_file"' in user_file.read_text()
     flags = rules_from_flags(["run_shell_command(make)"])
     assert flags[0].pattern == "run_shell_command(make:*)" and flags[0].source is RuleSource.FLAG
 

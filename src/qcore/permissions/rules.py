@@ -50,6 +50,8 @@ class Rule:
     source: RuleSource
     path: Path | None = None
     """The settings file it came from, for project, user and system rules."""
+    written: str | None = None
+    """The entry as the file spells it, when that differs (legacy ``run_shell_command(git)`` is ``git:*``)."""
 
     @property
     def tool(self) -> str:

@@ -46,10 +46,11 @@ def rules_from_file(data: dict[str, Any], source: RuleSource, path: Path | None)
     for kind in RuleKind:
         rules += [Rule(kind, entry, source, path) for entry in _strings(permissions.get(kind.value))]
     rules += [
-        Rule(RuleKind.ALLOW, _legacy_shell(entry), source, path) for entry in _strings(tools.get("allowed"))
+        Rule(RuleKind.ALLOW, _legacy_shell(entry), source, path, entry)
+        for entry in _strings(tools.get("allowed"))
     ]
     rules += [
-        Rule(RuleKind.DENY, _legacy_shell(entry), source, path)
+        Rule(RuleKind.DENY, _legacy_shell(entry), source, path, entry)
         for entry in _strings(tools.get("exclude"))
         if "(" in entry
     ]
@@ -117,7 +118,14 @@ class SettingsRuleStore:
     def remove(self, rule: Rule) -> None:
         if rule.path is None:
             return
-        if not remove_from_list(rule.path, ("permissions", rule.kind.value), rule.pattern):
-            for legacy in (("tools", "allowed"), ("allowedTools",), ("tools", "exclude"), ("excludeTools",)):
-                if remove_from_list(rule.path, legacy, rule.pattern):
-                    return
+        if rule.written is None:
+            remove_from_list(rule.path, ("permissions", rule.kind.value), rule.pattern)
+            return
+        legacy = (
+            (("tools", "allowed"), ("allowedTools",))
+            if rule.kind is RuleKind.ALLOW
+            else (("tools", "exclude"), ("excludeTools",))
+        )
+        for keys in legacy:
+            if remove_from_list(rule.path, keys, rule.written):
+                return

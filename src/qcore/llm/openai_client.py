@@ -13,17 +13,15 @@ ever see whole calls in the final ``ModelResponse``.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import itertools
 import random
-import socket
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from qcore.abort import AbortSignal
+from qcore.llm.openai_errors import Transient, protocol_error, translate_error
 from qcore.llm.openai_messages import to_openai_messages
 from qcore.llm.openai_stream import StreamAssembly
 from qcore.llm.types import (
@@ -47,22 +45,6 @@ _T = TypeVar("_T")
 
 PLACEHOLDER_API_KEY = "no-key"
 """Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one."""
-
-_MAX_SERVER_MESSAGE = 500
-
-
-@dataclass(eq=False)
-class _Transient(Exception):
-    """A failure worth another attempt, as long as nothing of this attempt reached the caller."""
-
-    kind: LLMErrorKind
-    message: str
-    reason: str
-    status: int | None = None
-    retry_after: float | None = None
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @dataclass
@@ -147,7 +129,7 @@ class OpenAIClient:
                             sent_text = sent_text or isinstance(item, TextDelta)
                             yield item
                     return
-                except _Transient as failure:
+                except Transient as failure:
                     if sent_text:
                         raise LLMError(
                             f"The reply from the model server at {self.base_url} broke off "
@@ -183,7 +165,7 @@ class OpenAIClient:
         aborted: asyncio.Future[str],
         signal: AbortSignal,
     ) -> AsyncGenerator[StreamItem, None]:
-        """One request: yields text as it comes and the response last; raises ``_Transient`` to retry."""
+        """One request: yields text as it comes and the response last; raises ``Transient`` to retry."""
         import openai
 
         client = self._sdk()
@@ -200,7 +182,7 @@ class OpenAIClient:
         except _Aborted:
             raise _cancelled(signal) from None
         except Exception as exc:
-            raise self._translate(exc) from exc
+            raise translate_error(exc, url=self.base_url, model=self.model, timeout=self._timeout) from exc
 
         assembly = StreamAssembly(self._call_ids)
         try:
@@ -210,115 +192,22 @@ class OpenAIClient:
                 except _Aborted:
                     raise _cancelled(signal) from None
                 except Exception as exc:
-                    raise self._translate(exc) from exc
+                    raise translate_error(
+                        exc, url=self.base_url, model=self.model, timeout=self._timeout
+                    ) from exc
                 if chunk is None:
                     break
                 try:
                     delta = assembly.add(chunk)
                 except (AttributeError, TypeError, ValueError) as exc:
-                    raise self._protocol(f"unreadable chunk: {exc}") from exc
+                    raise protocol_error(self.base_url, f"unreadable chunk: {exc}") from exc
                 if delta:
                     yield TextDelta(delta)
         finally:
             await chunks.close()
         if assembly.chunks == 0:
-            raise self._protocol("the response held no chunks")
+            raise protocol_error(self.base_url, "the response held no chunks")
         yield assembly.response()
-
-    def _protocol(self, detail: str) -> LLMError:
-        return LLMError(
-            f"The model server at {self.base_url} did not send a chat-completion stream ({detail}). "
-            "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).",
-            LLMErrorKind.PROTOCOL,
-        )
-
-    def _translate(self, exc: Exception) -> LLMError | _Transient:
-        """Map an SDK failure to what the user should do about it, or to a retry."""
-        import openai
-
-        url = self.base_url
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            said = _server_message(exc)
-            if status in (401, 403):
-                return LLMError(
-                    f"The model server at {url} refused the API key ({status}). "
-                    f"Set OPENAI_API_KEY or pass --openai-api-key. The server said: {said}",
-                    LLMErrorKind.AUTH,
-                    status,
-                )
-            if status == 404:
-                if url.endswith("/v1"):
-                    hint = f"Check that the model '{self.model}' exists on this server"
-                else:
-                    hint = (
-                        f"The base URL usually ends in /v1 (did you mean {url}/v1?), and the model must exist"
-                    )
-                return LLMError(
-                    f"The model server at {url} answered 404 Not Found for model '{self.model}'. "
-                    f"{hint}. The server said: {said}",
-                    LLMErrorKind.NOT_FOUND,
-                    status,
-                )
-            if status == 429:
-                return _Transient(
-                    LLMErrorKind.RATE_LIMIT,
-                    f"The model server at {url} is rate limiting requests (429): {said}",
-                    f"rate limited (429): {said}",
-                    status,
-                    _retry_after(exc),
-                )
-            if status == 408:
-                return _Transient(
-                    LLMErrorKind.TIMEOUT,
-                    f"The model server at {url} timed out (408): {said}",
-                    "request timeout (408)",
-                    status,
-                    _retry_after(exc),
-                )
-            if status >= 500:
-                return _Transient(
-                    LLMErrorKind.SERVER,
-                    f"The model server at {url} failed with {status}: {said}",
-                    f"server error {status}: {said}",
-                    status,
-                    _retry_after(exc),
-                )
-            return LLMError(
-                f"The model server at {url} rejected the request ({status}): {said}",
-                LLMErrorKind.BAD_REQUEST,
-                status,
-            )
-        if isinstance(exc, openai.APITimeoutError):
-            return _Transient(
-                LLMErrorKind.TIMEOUT,
-                f"The model server at {url} did not answer within {self._timeout:g} s",
-                "timed out",
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            reason = _cause(exc).rstrip(".")
-            if _nobody_there(exc):
-                # Refused or unknown host: a wrong base URL or a server that is not running; waiting won't help.
-                return LLMError(
-                    f"Could not reach the model server at {url}: {reason}. "
-                    "Check --openai-base-url or OPENAI_BASE_URL, and that the server is running",
-                    LLMErrorKind.CONNECTION,
-                )
-            return _Transient(
-                LLMErrorKind.CONNECTION,
-                f"Could not reach the model server at {url}: {reason}. "
-                "Check --openai-base-url or OPENAI_BASE_URL",
-                f"connection failed: {reason}",
-            )
-        if isinstance(exc, openai.APIError):
-            # An error event inside a 200 stream: the server's own words are the best we have.
-            return LLMError(
-                f"The model server at {url} reported an error mid-stream: {exc.message}",
-                LLMErrorKind.SERVER,
-            )
-        if isinstance(exc, ValueError):
-            return self._protocol(f"unparseable data: {exc}")
-        return LLMError(f"The request to {url} failed: {exc}", LLMErrorKind.PROTOCOL)
 
 
 class _Aborted(Exception):
@@ -375,70 +264,3 @@ async def _next_chunk(chunks: AsyncStream[ChatCompletionChunk]) -> ChatCompletio
 
 def _cancelled(signal: AbortSignal) -> LLMError:
     return LLMError(signal.reason or "Request cancelled.", LLMErrorKind.CANCELLED)
-
-
-def _server_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    message: object = None
-    if isinstance(body, Mapping):
-        message = body.get("message") or body.get("detail") or body.get("error")
-    elif isinstance(body, str) and body.strip():
-        message = body.strip()
-    if not message:
-        message = getattr(exc, "message", None) or str(exc)
-    text = str(message)
-    return text if len(text) <= _MAX_SERVER_MESSAGE else text[:_MAX_SERVER_MESSAGE] + "…"
-
-
-def _retry_after(exc: Any) -> float | None:
-    """Seconds the server asked us to wait: ``retry-after-ms``, or ``Retry-After`` as seconds or a date."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _cause(exc: BaseException) -> str:
-    """The innermost reason (``[Errno 111] Connection refused``) rather than the SDK's ``Connection error.``."""
-    reason = str(exc)
-    seen: set[int] = set()
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if str(cause):
-            reason = str(cause)
-        cause = cause.__cause__ or cause.__context__
-    return reason
-
-
-def _nobody_there(exc: BaseException) -> bool:
-    """True when the chain holds a refused connection or a failed name lookup."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
-            return True
-        text = str(cause)
-        if "Connection refused" in text or "Name or service not known" in text:
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False

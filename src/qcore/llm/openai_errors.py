@@ -1,0 +1,194 @@
+"""What a failed request to an OpenAI-compatible server means, in words a user can act on.
+
+Each SDK failure becomes either an ``LLMError`` (final: a refused key, a wrong base URL, a bad request,
+nobody listening) or a ``Transient`` (429, 5xx, timeouts, a dropped connection: worth another attempt as
+long as nothing of the attempt reached the caller).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from qcore.llm.types import LLMError, LLMErrorKind
+
+_MAX_SERVER_MESSAGE = 500
+
+
+@dataclass(eq=False)
+class Transient(Exception):
+    """A failure worth another attempt, as long as nothing of this attempt reached the caller."""
+
+    kind: LLMErrorKind
+    message: str
+    reason: str
+    status: int | None = None
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def protocol_error(url: str, detail: str) -> LLMError:
+    return LLMError(
+        f"The model server at {url} did not send a chat-completion stream ({detail}). "
+        "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).",
+        LLMErrorKind.PROTOCOL,
+    )
+
+
+def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> LLMError | Transient:
+    """Map an SDK failure to what the user should do about it, or to a retry."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        said = _server_message(exc)
+        if status in (401, 403):
+            return LLMError(
+                f"The model server at {url} refused the API key ({status}). "
+                f"Set OPENAI_API_KEY or pass --openai-api-key. The server said: {said}",
+                LLMErrorKind.AUTH,
+                status,
+            )
+        if status == 404:
+            if url.endswith("/v1"):
+                hint = f"Check that the model '{model}' exists on this server"
+            else:
+                hint = f"The base URL usually ends in /v1 (did you mean {url}/v1?), and the model must exist"
+            return LLMError(
+                f"The model server at {url} answered 404 Not Found for model '{model}'. "
+                f"{hint}. The server said: {said}",
+                LLMErrorKind.NOT_FOUND,
+                status,
+            )
+        if status == 429:
+            return Transient(
+                LLMErrorKind.RATE_LIMIT,
+                f"The model server at {url} is rate limiting requests (429): {said}",
+                f"rate limited (429): {said}",
+                status,
+                _retry_after(exc),
+            )
+        if status == 408:
+            return Transient(
+                LLMErrorKind.TIMEOUT,
+                f"The model server at {url} timed out (408): {said}",
+                "request timeout (408)",
+                status,
+                _retry_after(exc),
+            )
+        if status >= 500:
+            return Transient(
+                LLMErrorKind.SERVER,
+                f"The model server at {url} failed with {status}: {said}",
+                f"server error {status}: {said}",
+                status,
+                _retry_after(exc),
+            )
+        return LLMError(
+            f"The model server at {url} rejected the request ({status}): {said}",
+            LLMErrorKind.BAD_REQUEST,
+            status,
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return Transient(
+            LLMErrorKind.TIMEOUT,
+            f"The model server at {url} did not answer within {timeout:g} s",
+            "timed out",
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        reason = _cause(exc).rstrip(".")
+        if _nobody_there(exc):
+            # Refused or unknown host: a wrong base URL or a server that is not running; waiting won't help.
+            return LLMError(
+                f"Could not reach the model server at {url}: {reason}. "
+                "Check --openai-base-url or OPENAI_BASE_URL, and that the server is running",
+                LLMErrorKind.CONNECTION,
+            )
+        return Transient(
+            LLMErrorKind.CONNECTION,
+            f"Could not reach the model server at {url}: {reason}. "
+            "Check --openai-base-url or OPENAI_BASE_URL",
+            f"connection failed: {reason}",
+        )
+    if isinstance(exc, openai.APIError):
+        # An error event inside a 200 stream: the server's own words are the best we have.
+        return LLMError(
+            f"The model server at {url} reported an error mid-stream: {exc.message}",
+            LLMErrorKind.SERVER,
+        )
+    if isinstance(exc, ValueError):
+        return protocol_error(url, f"unparseable data: {exc}")
+    return LLMError(f"The request to {url} failed: {exc}", LLMErrorKind.PROTOCOL)
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    message: object = None
+    if isinstance(body, Mapping):
+        message = body.get("message") or body.get("detail") or body.get("error")
+    elif isinstance(body, str) and body.strip():
+        message = body.strip()
+    if not message:
+        message = getattr(exc, "message", None) or str(exc)
+    text = str(message)
+    return text if len(text) <= _MAX_SERVER_MESSAGE else text[:_MAX_SERVER_MESSAGE] + "…"
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, or ``Retry-After`` as seconds or a date."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost reason (``[Errno 111] Connection refused``) rather than the SDK's ``Connection error.``."""
+    reason = str(exc)
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if str(cause):
+            reason = str(cause)
+        cause = cause.__cause__ or cause.__context__
+    return reason
+
+
+def _nobody_there(exc: BaseException) -> bool:
+    """True when the chain holds a refused connection or a failed name lookup."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+            return True
+        text = str(cause)
+        if "Connection refused" in text or "Name or service not known" in text:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False

@@ -198,7 +198,9 @@ async def test_bad_arguments_name_every_problem_and_the_expected_parameters(proj
         "Expected parameters: text (string, required), count (integer), ratio (number), loud (boolean)."
     )
     assert caught.value.error_type is ToolErrorType.INVALID_TOOL_PARAMS
-    assert tool.validate_tool_params({"text": 5}) is not None  # a number is not coerced into a string
+    assert tool.build({"text": 5}).arguments == {
+        "text": "5"
+    }  # as for built-ins: a number where text is wanted
 
 
 async def test_llm_content_and_return_display_are_taken_from_json_output(project: Path) -> None:

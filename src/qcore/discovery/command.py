@@ -32,8 +32,9 @@ from pydantic import BaseModel, ConfigDict
 
 from qcore.abort import AbortSignal
 from qcore.discovery.subprocess_io import Captured, run_captured
-from qcore.tools.base import BaseTool, Kind, ToolParamsError, UpdateOutput
+from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
+from qcore.tools.json_schema import build_validator, validate_arguments
 from qcore.tools.results import ToolErrorType, ToolResult
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -266,29 +267,6 @@ async def discover_tools(
     return result
 
 
-def _coerce(value: Any, schema: Any) -> Any:
-    """Strings where the schema wants a number or boolean ("3", "true") become one; the rest is kept."""
-    if not isinstance(schema, dict):
-        return value
-    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
-        props = schema["properties"]
-        return {key: _coerce(item, props.get(key)) for key, item in value.items()}
-    if not isinstance(value, str):
-        return value
-    kinds = schema.get("type")
-    kinds = {kinds} if isinstance(kinds, str) else set(kinds) if isinstance(kinds, list) else set()
-    text = value.strip()
-    if "string" in kinds:
-        return value
-    if "integer" in kinds and re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
-    if "number" in kinds and re.fullmatch(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?", text):
-        return json.loads(text.lstrip("+"))
-    if "boolean" in kinds and text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return value
-
-
 def _clip(text: str) -> str:
     if len(text) <= 2 * _CLIP:
         return text
@@ -324,7 +302,7 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
         self.display_name = declared
         self.description = f"{description.rstrip()}\n\n{TOOL_NOTE}" if description.strip() else TOOL_NOTE
         self._schema = schema
-        self._validator = validator_for(schema, default=Draft202012Validator)(schema)
+        self._validator = build_validator(schema)
         self.call_words = list(call_words)
         self.cwd, self.env, self.time_limit, self.max_output = cwd, env, time_limit, max_output
 
@@ -337,29 +315,9 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
         return shlex.join([*self.call_words, self.declared_name])
 
     def parse_params(self, raw: Mapping[str, Any]) -> DiscoveredParams:
-        arguments = _coerce(dict(raw), self._schema)
-        try:
-            errors = sorted(
-                self._validator.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))
-            )
-        except Exception as error:  # e.g. a $ref the schema cannot resolve
-            raise ToolParamsError(f"The arguments could not be checked: {error}") from None
-        if errors:
-            problems = [
-                f"{'.'.join(str(part) for part in error.absolute_path) or '(arguments)'}: {error.message}"
-                for error in errors
-            ]
-            properties = self._schema.get("properties", {})
-            required = set(self._schema.get("required", []))
-            expected = ", ".join(
-                f"{key} ({spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
-                f"{', required' if key in required else ''})"
-                for key, spec in properties.items()
-            )
-            raise ToolParamsError(
-                "; ".join(problems) + (f". Expected parameters: {expected}." if expected else ".")
-            )
-        return DiscoveredParams.model_validate(arguments)
+        return DiscoveredParams.model_validate(
+            validate_arguments(self.name, self._schema, self._validator, raw)
+        )
 
     def get_description(self, params: DiscoveredParams) -> str:
         return json.dumps(params.arguments, ensure_ascii=False)

@@ -1,11 +1,11 @@
 """The client for any OpenAI-compatible chat-completions server (OpenAI, vLLM, ollama, llama.cpp, LM Studio).
 
-``openai`` is imported on first use, not at module import, because it costs about 0.4 s of start-up and
+``openai`` is imported on first use, not at module import, because it costs about a second of start-up and
 many runs never reach the model. The SDK's own retries are off: we retry here so the UI can show a
 ``RetryNotice`` before each wait, the wait ends as soon as the user cancels, and a stream that broke after
 text reached the user is never silently replayed.
 
-Failures become ``LLMError`` with a message that says what to change (the key, the base URL, the model).
+Failures become ``LLMError`` with a message that says what to change (see ``openai_errors``).
 Streamed tool calls arrive as fragments keyed by ``index``; they are reassembled here, so callers only
 ever see whole calls in the final ``ModelResponse``.
 """

@@ -120,6 +120,19 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def expected_parameters(schema: Mapping[str, Any]) -> str:
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return ""
+    required = set(schema.get("required") or [])
+    listed = ", ".join(
+        f"{name} ({spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
+        f"{', required' if name in required else ''})"
+        for name, spec in properties.items()
+    )
+    return f" Expected parameters: {listed}."
+
+
 def describe_validation_error(tool_name: str, error: ValidationError, schema: Mapping[str, Any]) -> str:
     """One line per problem, then the parameters the tool does take: enough for the model to retry."""
     problems = []
@@ -133,13 +146,7 @@ def describe_validation_error(tool_name: str, error: ValidationError, schema: Ma
             got = json.dumps(item.get("input"), default=str, ensure_ascii=False)
             got = got if len(got) <= 80 else got[:77] + "..."
             problems.append(f"{where}: {item['msg']} (got {got})")
-    properties = schema.get("properties", {})
-    required = set(schema.get("required", []))
-    expected = ", ".join(
-        f"{name} ({spec.get('type', 'any')}{', required' if name in required else ''})"
-        for name, spec in properties.items()
-    )
-    return "; ".join(problems) + (f". Expected parameters: {expected}." if expected else ".")
+    return "; ".join(problems) + "." + expected_parameters(schema)
 
 
 class BaseTool(Generic[P]):

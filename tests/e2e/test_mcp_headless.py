@@ -92,4 +92,3 @@ def test_mcp_tools_ask_unless_the_server_is_trusted(workdir: Workdir, qcli: Runn
     plain, trusted = tool_results(workdir, 1)
     assert plain.startswith("Error (execution_denied)") and '"mcp__plain__echo"' in plain
     assert "b" in trusted and not trusted.startswith("Error")
-

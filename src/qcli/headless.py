@@ -103,6 +103,8 @@ class HeadlessPrinter:
         elif isinstance(event, ToolSourceUpdate):
             if event.state in ("failed", "problem"):
                 self.warn(f"{event.source}: {event.detail}")
+            elif event.state == "waiting":
+                self.warn(f"waiting for {event.detail} before the first request")
             elif self.show_activity:
                 self.err.write(f"  [{event.state}] {event.source} {event.detail}\n")
                 self.err.flush()

@@ -129,7 +129,7 @@ def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> 
     from qcore.discovery.mcp import McpManager
 
     def report(status: McpServerStatus) -> None:
-        detail = status.summary()
+        detail = status.summary().removeprefix(f"{status.name}: ")
         if status.state == "failed":
             where = status.command or status.url or ""
             detail += f" [{where}" + (f" in {status.cwd}" if status.cwd else "") + "]" if where else ""

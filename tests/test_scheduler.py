@@ -212,3 +212,22 @@ async def test_a_tool_that_raises_is_an_error_not_a_crash(tmp_path: Path) -> Non
         done.response_text()
         == "Error (unhandled_exception): Tool call execution failed. Reason: RuntimeError: disk on fire"
     )
+
+
+async def test_other_kinds_run_one_at_a_time(tmp_path: Path) -> None:
+    from qcore.tools.base import Kind
+
+    class ServerTool(Echo):
+        """Like an MCP or discovered tool: kind other, may change things."""
+
+        name = "server_tool"
+        kind = Kind.OTHER
+
+    registry = ToolRegistry()
+    tool = ServerTool()
+    registry.register(tool)
+    scheduler = ToolScheduler(registry, PermissionPolicy(mode=ApprovalMode.YOLO), None, lambda e: None)
+    batch = [call(str(i), "server_tool", text=str(i), delay=0.03) for i in range(3)]
+    done = await scheduler.run(batch, AbortSignal())
+    assert [c.response_text() for c in done] == ["0", "1", "2"]
+    assert tool.max_running == 1

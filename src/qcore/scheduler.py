@@ -2,7 +2,7 @@
 
 Order of work, as in Qwen Code: every call is validated first; questions are then put one at a time in
 call order; nothing executes until every call is scheduled or finished. Execution differs: consecutive
-read-only calls run concurrently, while calls that change the world run one at a time in order. Nothing
+read, search and fetch calls run concurrently, every other call one at a time, in order. Nothing
 raises out of ``run``: every failure becomes an ``error`` call whose message tells the model what to do.
 """
 
@@ -22,7 +22,7 @@ from qcore.permissions.policy import PermissionPolicy, Verdict
 from qcore.scheduling import ToolCall, ToolCallState
 from qcore.tools.aliases import rename_parameters
 from qcore.tools.arguments import ArgumentsError, parse_arguments
-from qcore.tools.base import MUTATOR_KINDS, AnyTool, ToolParamsError
+from qcore.tools.base import CONCURRENT_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
@@ -324,7 +324,7 @@ class ToolScheduler:
 
         index = 0
         while index < len(calls):
-            if calls[index].state is not ToolCallState.SCHEDULED or calls[index].kind in MUTATOR_KINDS:
+            if calls[index].state is not ToolCallState.SCHEDULED or calls[index].kind not in CONCURRENT_KINDS:
                 calls[index] = await self._execute(calls[index], signal)
                 index += 1
                 continue
@@ -332,7 +332,7 @@ class ToolScheduler:
             while (
                 end < len(calls)
                 and calls[end].state is ToolCallState.SCHEDULED
-                and calls[end].kind not in MUTATOR_KINDS
+                and calls[end].kind in CONCURRENT_KINDS
             ):
                 end += 1
             done = await asyncio.gather(*(self._execute(call, signal) for call in calls[index:end]))

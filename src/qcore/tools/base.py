@@ -58,7 +58,11 @@ class Kind(StrEnum):
 
 
 MUTATOR_KINDS = frozenset({Kind.EDIT, Kind.DELETE, Kind.MOVE, Kind.EXECUTE})
-"""Kinds that change the world; plan mode never runs them and the scheduler runs them one at a time."""
+"""Kinds that change the world; plan mode never runs them."""
+
+CONCURRENT_KINDS = frozenset({Kind.READ, Kind.SEARCH, Kind.FETCH})
+"""Kinds whose calls may run side by side. Everything else (edits, commands, and the ``think`` and
+``other`` kinds that MCP servers, discovery commands and save_memory use) runs one at a time, in order."""
 
 
 class ToolParams(BaseModel):

@@ -200,6 +200,14 @@ async def end_group(pgid: int, exited: asyncio.Future[int], grace: float = KILL_
         await asyncio.sleep(_POLL_SECONDS)
 
 
+async def abandon_group(pgid: int, exited: asyncio.Future[int]) -> None:
+    """For a caller being cancelled mid-way: SIGKILL the group and wait (shielded, a second at most) until
+    the leader is reaped, so neither a process nor its asyncio transport outlives the event loop."""
+    _killpg(pgid, SIGKILL)
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(asyncio.shield(exited), 1.0)
+
+
 class _Collector:
     """Bytes in, text out: incremental UTF-8 decoding, binary sniffing, capped keeping."""
 
@@ -319,7 +327,7 @@ class SubprocessShellRunner:
             await asyncio.wait({eof}, timeout=0.05 if background else 0.5)
         finally:
             if not settled:  # this task was cancelled mid-way: leave nothing of the command behind
-                _killpg(pgid, SIGKILL)
+                await abandon_group(pgid, exited)
             for task in (exited, aborted):
                 if task is not None and not task.done():
                     task.cancel()

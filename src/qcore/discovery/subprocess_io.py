@@ -18,11 +18,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from signal import SIGKILL
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.shell_runner import KILL_GRACE_SECONDS, _killpg, _signal_name, end_group
+from qcore.shell_runner import KILL_GRACE_SECONDS, _signal_name, abandon_group, end_group
 
 _READ_SIZE = 65536
 _POLL_SECONDS = 0.02
@@ -187,7 +186,7 @@ async def run_captured(
         over_limit = overflow.done()  # it may have printed past the cap just before exiting
     finally:
         if not settled:  # this task was cancelled mid-way: leave nothing of the program behind
-            _killpg(pgid, SIGKILL)
+            await abandon_group(pgid, exited)
         for task in (exited, aborted):
             if task is not None and not task.done():
                 task.cancel()

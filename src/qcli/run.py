@@ -145,13 +145,10 @@ def run(args: argparse.Namespace) -> int:
 def show_prompt(session: Session) -> int:
     """Exactly what the first request would carry before the user's words, with its size."""
     system = next((str(m.content) for m in session.history if m.role == "system"), "")
-    declarations = json.dumps(session.registry.declarations(), ensure_ascii=False)
-    sys.stdout.write(
-        f"{system}\n\n--- tools ---\n{json.dumps(session.registry.declarations(), indent=2, ensure_ascii=False)}\n"
-    )
-    _say(
-        f"system prompt {len(system)} characters + tool declarations {len(declarations)} = {len(system) + len(declarations)}"
-    )
+    declared = session.registry.declarations()
+    size = len(json.dumps(declared, ensure_ascii=False))  # as sent: compact
+    sys.stdout.write(f"{system}\n\n--- tools ---\n{json.dumps(declared, indent=2, ensure_ascii=False)}\n")
+    _say(f"system prompt {len(system)} characters + tool declarations {size} = {len(system) + size}")
     return 0
 
 

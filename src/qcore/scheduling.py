@@ -76,14 +76,3 @@ class ToolCall:
         if not text and not result.media():
             return "Tool execution succeeded."
         return text
-
-    def summary(self) -> dict[str, Any]:
-        """A JSON-ready view for transcripts."""
-        error = self.result.error if self.result else None
-        return {
-            "call_id": self.call_id,
-            "name": self.tool_name or self.request.name,
-            "state": self.state.value,
-            "args": self.args if self.args is not None else self.request.arguments,
-            "error_type": error.type.value if error else None,
-        }

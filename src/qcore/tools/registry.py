@@ -92,10 +92,8 @@ class ToolRegistry:
         aliased = canonical_tool_name(name, self._tools)
         if aliased is not None:
             return aliased
-        wanted = LEGACY_ALIASES.get(_norm(name), _norm(name))
-        matches = [
-            tool.name for tool in self._tools.values() if wanted == tool.name or wanted in tool_aliases(tool)
-        ]
+        wanted = _norm(name)  # tool_aliases holds the legacy names too
+        matches = [tool.name for tool in self._tools.values() if wanted in tool_aliases(tool)]
         return matches[0] if len(matches) == 1 else None
 
     def suggest(self, name: str, count: int = 3) -> list[str]:

@@ -10,9 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,6 +29,7 @@ from qcore.tools.web_fetch import (
     html_to_markdown,
 )
 from qcore.workspace import Workspace
+from tests.support.local_http import LocalHTTPServer, QuietHandler
 
 # --- a small scripted web server ---------------------------------------------------------------------
 
@@ -54,35 +53,21 @@ class WebServer:
     stopping: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
-        self.httpd = _Server((self.host, 0), _Handler)
-        self.httpd.web = self
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
-        self.thread.start()
+        self.httpd = LocalHTTPServer(self.host, _Handler, self)
 
     def url(self, path: str = "/") -> str:
-        return f"http://{self.host}:{self.httpd.server_address[1]}{path}"
+        return f"http://{self.host}:{self.httpd.port}{path}"
 
     def close(self) -> None:
         self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        self.httpd.stop()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-    web: WebServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+class _Handler(QuietHandler):
+    server: LocalHTTPServer[WebServer]
 
     def do_GET(self) -> None:
-        web = self.server.web
+        web = self.server.owner
         web.hits.append(self.path)
         route = web.routes.get(self.path, Route(b"no such page", status=404))
         if route.delay and web.stopping.wait(route.delay):

@@ -5,10 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from qcore.tools.web_search import (
     web_search_provider,
 )
 from qcore.workspace import Workspace
+from tests.support.local_http import LocalHTTPServer, QuietHandler
 
 
 @dataclass
@@ -38,35 +37,21 @@ class SearchServer:
     requests: list[tuple[str, dict[str, str], Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.httpd = _Server(("127.0.0.1", 0), _Handler)
-        self.httpd.search = self
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
-        self.thread.start()
+        self.httpd = LocalHTTPServer("127.0.0.1", _Handler, self)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.httpd.port}/v1"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        self.httpd.stop()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-    search: SearchServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+class _Handler(QuietHandler):
+    server: LocalHTTPServer[SearchServer]
 
     def do_POST(self) -> None:
-        search = self.server.search
+        search = self.server.owner
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
         search.requests.append((self.path, headers, json.loads(raw)))

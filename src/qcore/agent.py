@@ -197,9 +197,7 @@ class Session:
             calls = await self.scheduler.run(response.tool_calls, signal)
             self.history.extend(tool_message(call) for call in calls)
             self.events.emit(ToolResultsSent(tuple(calls)))
-        outcome = TurnOutcome(
-            text, reason, self.turns - turns_before, _usage_since(usage_before, self.usage), failure
-        )
+        outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
         self.events.emit(
             TurnFinished(
                 outcome.text,
@@ -210,12 +208,3 @@ class Session:
             )
         )
         return outcome
-
-
-def _usage_since(before: Usage, after: Usage) -> Usage:
-    return Usage(
-        after.prompt_tokens - before.prompt_tokens,
-        after.completion_tokens - before.completion_tokens,
-        after.total_tokens - before.total_tokens,
-        after.cached_tokens - before.cached_tokens,
-    )

@@ -52,6 +52,14 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.total_tokens - other.total_tokens,
+            self.cached_tokens - other.cached_tokens,
+        )
+
     def as_dict(self) -> dict[str, int]:
         return {
             "input_tokens": self.prompt_tokens,

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from qcore.diffs import StructuredDiff
 
 
 class ToolConfirmationOutcome(StrEnum):
@@ -31,6 +34,8 @@ class EditConfirmation:
     file_diff: str
     original_content: str | None
     new_content: str
+    structured: StructuredDiff | None = None
+    """The same change as hunks, for a UI to draw without parsing ``file_diff``."""
     type: Literal["edit"] = "edit"
 
 

@@ -127,6 +127,7 @@ class FileChangeTool(BaseTool[P]):
             file_diff=diff.file_diff,
             original_content=proposal.old_text,
             new_content=proposal.new_text,
+            structured=diff.structured,
         )
 
     async def execute(

@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qcore.diffs import StructuredDiff
 
 
 class ToolErrorType(StrEnum):
@@ -99,6 +103,8 @@ class FileDiff:
     original_content: str | None
     new_content: str
     diff_stat: DiffStat | None = None
+    structured: StructuredDiff | None = None
+    """The same change as hunks, for a UI to draw without parsing ``file_diff``."""
 
 
 ToolResultDisplay = str | FileDiff

@@ -96,7 +96,9 @@ async def test_shell_without_anyone_to_ask(
     assert (done.result.error.type if done.result and done.result.error else None) is error_type
     assert h.shell.ran == ([] if error_type else ["ls"])
     if mode is ApprovalMode.DEFAULT:
-        assert "--yolo" in done.response_text() and "permissions.allow" in done.response_text()
+        assert "approval mode yolo" in done.response_text() and "permissions.allow" in done.response_text()
+        assert done.unasked is not None and done.unasked.mode is ApprovalMode.YOLO
+        assert done.unasked.rules == ("run_shell_command",)  # the fake shell has no command subject
     if mode is ApprovalMode.PLAN:
         assert "Plan mode is active" in done.response_text()
 
@@ -118,7 +120,8 @@ async def test_edits_by_mode_without_anyone_to_ask(tmp_path: Path, mode: Approva
     )
     assert (tmp_path / "f.txt").read_text() == ("new\n" if written else "old\n")
     if mode is ApprovalMode.DEFAULT:
-        assert "--approval-mode auto-edit" in done.response_text()
+        assert "approval mode auto-edit or yolo" in done.response_text()
+        assert done.unasked is not None and done.unasked.mode is ApprovalMode.AUTO_EDIT
 
 
 async def test_read_only_tools_run_in_plan_mode(tmp_path: Path) -> None:

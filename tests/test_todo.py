@@ -8,7 +8,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolParamsError
-from qcore.tools.results import ToolResult
+from qcore.tools.results import TodoListDisplay, ToolResult
 from qcore.tools.todo import TodoWrite
 
 
@@ -29,9 +29,16 @@ async def test_list_is_kept_and_shown_as_a_checklist() -> None:
         ],
     )
     assert result.ok
-    assert result.return_display == (
+    display = result.return_display
+    assert isinstance(display, TodoListDisplay)
+    assert display.markdown == (
         "- [x] Read the failing test\n- [ ] **Fix the parser** (in progress)\n- [ ] Run the suite"
     )
+    assert [(e.content, e.status) for e in display.items] == [
+        ("Read the failing test", "completed"),
+        ("Fix the parser", "in_progress"),
+        ("Run the suite", "pending"),
+    ]
     assert result.text() == (
         "Todo list updated: 3 items (1 completed, 1 in progress, 1 pending). Now working on: Fix the parser"
     )

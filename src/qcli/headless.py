@@ -12,6 +12,7 @@ import signal as signals
 import sys
 from typing import IO, Any
 
+from qcli.hints import unasked_hint, with_hint
 from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from qcore.abort import AbortSignal
 from qcore.agent import Session, TurnOutcome
@@ -97,7 +98,7 @@ class HeadlessPrinter:
         elif isinstance(event, ModelRetrying):
             self.warn(f"model request failed ({event.reason}); retry {event.attempt} in {event.delay:.1f}s")
         elif isinstance(event, ErrorOccurred):
-            self.warn(event.message)
+            self.warn(with_hint(event.message, event.kind, "cli"))
         elif isinstance(event, ToolCallUpdated):
             self._on_call(event)
         elif isinstance(event, ToolSourceUpdate):
@@ -158,7 +159,7 @@ class HeadlessPrinter:
             name = call.tool_name or call.request.name
             if name not in self._warned:
                 self._warned.add(name)
-                self.warn(f"denied {name}: {error.message}")
+                self.warn(f"denied {name}: {unasked_hint(call.unasked) if call.unasked else error.message}")
 
     def _finish(self, event: TurnFinished) -> None:
         if self.format == "text":

@@ -3,6 +3,11 @@
 One ``send`` is: ask the model (streaming), run the tool calls it makes through the scheduler, give the
 results back in call order, and repeat until the model answers without calls, the turn limit is reached,
 the model fails, or the signal aborts. Everything observable is an event; nothing is printed.
+
+The history only ever takes whole steps: an assistant message joins it together with an answer for each of
+its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected
+error below us) commits the step in progress with the calls that did not finish marked cancelled, and a
+reply cut off while streaming keeps the text that arrived; so the next request is always valid.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from qcore.abort import AbortSignal
@@ -19,6 +25,7 @@ from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
+    AssistantReasoningDelta,
     AssistantTextDelta,
     ErrorOccurred,
     EventBus,
@@ -36,8 +43,10 @@ from qcore.llm.types import (
     LLMError,
     LLMErrorKind,
     ModelResponse,
+    ReasoningDelta,
     RetryNotice,
     TextDelta,
+    ToolCallRequest,
     Usage,
 )
 from qcore.permissions.approver import Approver
@@ -58,6 +67,20 @@ class TurnOutcome:
     num_turns: int
     usage: Usage
     error: LLMError | None = None
+
+
+UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before this call finished."
+
+
+@dataclass
+class _Step:
+    """One request and its tool calls, held back from the history until it is whole."""
+
+    text: list[str] = field(default_factory=list)
+    """The answer's text as it streamed in."""
+    response: ModelResponse | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    committed: bool = False
 
 
 def tool_message(call: ToolCall) -> ChatMessage:
@@ -85,6 +108,7 @@ class Session:
         session_id: str | None = None,
         limits: OutputLimits | None = None,
         tool_sources: ToolSources | None = None,
+        system_prompt_source: Callable[[], str] | None = None,
     ) -> None:
         self.llm = llm
         self.registry = registry
@@ -101,6 +125,8 @@ class Session:
         self.usage = Usage()
         self.tool_sources = tool_sources
         """Run-time tools (discovery command, MCP); the first request waits for them."""
+        self.system_prompt_source = system_prompt_source
+        """Builds the system prompt anew (context files re-read); see ``refresh_system_prompt``."""
         self._started = False
 
     @property
@@ -136,11 +162,40 @@ class Session:
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
 
-    async def _ask_model(self, signal: AbortSignal) -> ModelResponse:
+    def refresh_system_prompt(self) -> str:
+        """Rebuild the system prompt (after the memory or context files changed); returns it."""
+        if self.system_prompt_source is None:
+            return next((str(m.content) for m in self.history if m.role == "system"), "")
+        text = self.system_prompt_source()
+        system = ChatMessage(role="system", content=text)
+        if self.history and self.history[0].role == "system":
+            self.history[0] = system
+        else:
+            self.history.insert(0, system)
+        return text
+
+    def clear(self) -> None:
+        """Forget the conversation (the system prompt stays); the next prompt starts afresh."""
+        self.history[:] = [message for message in self.history[:1] if message.role == "system"]
+
+    def add_context(self, text: str) -> None:
+        """Put something the user did themselves (a command they ran) into the conversation, for the
+        model to see with the next prompt."""
+        self.history.append(ChatMessage(role="user", content=text))
+
+    def cancel_running_tools(self, reason: str = "The user stopped the command.") -> bool:
+        """End the tools running now without ending the turn: their partial output goes to the model,
+        marked as cancelled. False when nothing was running."""
+        return self.scheduler.cancel_running(reason)
+
+    async def _ask_model(self, signal: AbortSignal, step: _Step) -> ModelResponse:
         response: ModelResponse | None = None
         async for item in self.llm.stream(self.history, self.registry.declarations(), signal):
             if isinstance(item, TextDelta):
+                step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
+            elif isinstance(item, ReasoningDelta):
+                self.events.emit(AssistantReasoningDelta(item.text))
             elif isinstance(item, RetryNotice):
                 self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))
             else:
@@ -148,6 +203,25 @@ class Session:
         if response is None:
             raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
         return response
+
+    def _commit(self, step: _Step) -> None:
+        """Put a step into the history once: whole, or as far as it got."""
+        if step.committed:
+            return
+        step.committed = True
+        response = step.response
+        if response is None:
+            partial = "".join(step.text)
+            if partial:
+                self.history.append(ChatMessage(role="assistant", content=partial))
+            return
+        self.history.append(
+            ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls)
+        )
+        finished = {call.call_id: call for call in step.calls}
+        for request in response.tool_calls:
+            call = finished.get(request.call_id)
+            self.history.append(tool_message(call) if call else _unfinished(request))
 
     async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
         signal = signal or AbortSignal()
@@ -158,53 +232,69 @@ class Session:
         turns_before = self.turns
         usage_before = self.usage
         text, reason, failure = "", "completed", None
-        while True:
-            if signal.aborted:
-                reason = "cancelled"
-                break
-            if 0 <= self.max_turns <= self.turns:
-                reason = "max_turns"
-                self.events.emit(
-                    ErrorOccurred(
-                        f"Reached the session turn limit ({self.max_turns}); stopping. Raise it with --max-session-turns.",
-                        "max_turns",
-                    )
-                )
-                break
-            if self.tool_sources is not None:
-                await self.tool_sources.ready()
-            self.turns += 1
-            self.events.emit(ModelRequestStarted(self.turns))
-            try:
-                response = await self._ask_model(signal)
-            except LLMError as error:
-                if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
+        step = _Step(committed=True)
+        try:
+            while True:
+                if signal.aborted:
                     reason = "cancelled"
-                else:
-                    reason, failure = "error", error
-                    self.events.emit(ErrorOccurred(str(error), error.kind.value))
-                break
-            self.history.append(
-                ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls)
+                    break
+                if 0 <= self.max_turns <= self.turns:
+                    reason = "max_turns"
+                    self.events.emit(
+                        ErrorOccurred(
+                            f"Reached the session turn limit ({self.max_turns}); stopping.", "max_turns"
+                        )
+                    )
+                    break
+                if self.tool_sources is not None:
+                    await self.tool_sources.ready()
+                self.turns += 1
+                self.events.emit(ModelRequestStarted(self.turns))
+                step = _Step()
+                try:
+                    response = await self._ask_model(signal, step)
+                except LLMError as error:
+                    text = "".join(step.text)
+                    if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
+                        reason = "cancelled"
+                    else:
+                        reason, failure = "error", error
+                        self.events.emit(ErrorOccurred(str(error), error.kind.value))
+                    break
+                step.response = response
+                if response.usage:
+                    self.usage = self.usage + response.usage
+                    self.events.emit(UsageUpdated(response.usage, self.usage))
+                self.events.emit(
+                    AssistantMessage(self.turns, response.text, response.tool_calls, response.usage)
+                )
+                text = response.text
+                if not response.tool_calls:
+                    self._commit(step)
+                    break
+                step.calls = await self.scheduler.run(response.tool_calls, signal)
+                self._commit(step)
+                self.events.emit(ToolResultsSent(tuple(step.calls)))
+        except asyncio.CancelledError:
+            reason = "cancelled"
+            raise
+        except Exception as error:  # a fault below us ends the turn, never the session
+            reason = "error"
+            self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
+        finally:
+            self._commit(step)
+            outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
+            self.events.emit(
+                TurnFinished(
+                    outcome.text,
+                    outcome.reason,
+                    outcome.num_turns,
+                    outcome.usage,
+                    int((time.monotonic() - started) * 1000),
+                )
             )
-            if response.usage:
-                self.usage = self.usage + response.usage
-                self.events.emit(UsageUpdated(response.usage, self.usage))
-            self.events.emit(AssistantMessage(self.turns, response.text, response.tool_calls, response.usage))
-            text = response.text
-            if not response.tool_calls:
-                break
-            calls = await self.scheduler.run(response.tool_calls, signal)
-            self.history.extend(tool_message(call) for call in calls)
-            self.events.emit(ToolResultsSent(tuple(calls)))
-        outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
-        self.events.emit(
-            TurnFinished(
-                outcome.text,
-                outcome.reason,
-                outcome.num_turns,
-                outcome.usage,
-                int((time.monotonic() - started) * 1000),
-            )
-        )
         return outcome
+
+
+def _unfinished(request: ToolCallRequest) -> ChatMessage:
+    return ChatMessage(role="tool", content=UNFINISHED_CALL, tool_call_id=request.call_id, name=request.name)

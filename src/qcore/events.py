@@ -2,11 +2,13 @@
 
 Events are frozen dataclasses so a subscriber can keep them. ``EventBus.emit`` calls subscribers in
 order, synchronously: a UI on another loop or thread hops over itself (Textual's ``post_message`` is safe
-to call from a handler).
+to call from a handler). A subscriber that raises is logged and skipped: a broken view never breaks the
+loop it watches.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,6 +40,13 @@ class ModelRequestStarted:
 
 @dataclass(frozen=True)
 class AssistantTextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantReasoningDelta:
+    """Thinking text the model streams before (or beside) its answer."""
+
     text: str
 
 
@@ -127,6 +136,7 @@ Event = (
     | UserPrompt
     | ModelRequestStarted
     | AssistantTextDelta
+    | AssistantReasoningDelta
     | AssistantMessage
     | ModelRetrying
     | ToolCallUpdated
@@ -141,10 +151,14 @@ Event = (
 
 Subscriber = Callable[[Event], None]
 
+_log = logging.getLogger(__name__)
+
 
 class EventBus:
     def __init__(self) -> None:
         self._subscribers: list[Subscriber] = []
+        self.failures = 0
+        """How many times a subscriber raised (each is logged with its traceback)."""
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add ``subscriber``; returns the function that removes it."""
@@ -158,4 +172,8 @@ class EventBus:
 
     def emit(self, event: Event) -> None:
         for subscriber in list(self._subscribers):
-            subscriber(event)
+            try:
+                subscriber(event)
+            except Exception:
+                self.failures += 1
+                _log.exception("event subscriber %r failed on %s", subscriber, type(event).__name__)

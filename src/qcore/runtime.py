@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.agent import Session
-from qcore.context_files import load_context
+from qcore.context_files import ContextFiles, load_context
 from qcore.discovery.sources import ToolSources
 from qcore.events import EventBus, ToolSourceUpdate
 from qcore.llm.types import LLMClient
@@ -83,12 +83,15 @@ def create_session(
     setup = build_tools(context, settings, plugins=plugins)
     names = settings.context.file_name
     file_names = [names] if isinstance(names, str) else list(names)
-    context_text = load_context(
-        workspace.root,
-        cwd or workspace.root,
-        home=home or Path.home(),
-        file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
-    ).text
+
+    def context_files() -> ContextFiles:
+        return load_context(
+            workspace.root,
+            cwd or workspace.root,
+            home=home or Path.home(),
+            file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
+        )
+
     policy = PermissionPolicy(
         mode=mode,
         rules=list(rules),
@@ -115,7 +118,8 @@ def create_session(
         registry=setup.registry,
         policy=policy,
         approver=approver,
-        system_prompt=build_system_prompt(workspace.root, mode, context_text),
+        system_prompt=build_system_prompt(workspace.root, mode, context_files().text),
+        system_prompt_source=lambda: build_system_prompt(workspace.root, policy.mode, context_files().text),
         max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
         events=events,
         cwd=workspace.root,

@@ -4,6 +4,9 @@ Order of work, as in Qwen Code: every call is validated first; questions are the
 call order; nothing executes until every call is scheduled or finished. Execution differs: consecutive
 read, search and fetch calls run concurrently, every other call one at a time, in order. Nothing
 raises out of ``run``: every failure becomes an ``error`` call whose message tells the model what to do.
+
+Each running call has its own signal, tied to the turn's: ``cancel_running`` ends the calls running now
+(their partial output reaches the model, marked cancelled) while the turn goes on.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdate
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict
-from qcore.scheduling import ToolCall, ToolCallState
+from qcore.scheduling import ToolCall, ToolCallState, Unasked
 from qcore.tools.aliases import rename_parameters
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import CONCURRENT_KINDS, AnyTool, ToolParamsError
@@ -48,6 +51,15 @@ class ToolScheduler:
         self.limits = limits or OutputLimits()
         """The one truncation rule, applied to what every tool sends the model."""
         self._tools: dict[str, AnyTool] = {}
+        self._running: dict[str, AbortSignal] = {}
+        """The signal of each call executing now, by call id."""
+
+    def cancel_running(self, reason: str) -> bool:
+        """Abort the calls executing now (not the turn); False when none was."""
+        running = [signal for signal in self._running.values() if not signal.aborted]
+        for signal in running:
+            signal.abort(reason)
+        return bool(running)
 
     # --- state changes ----------------------------------------------------------------------------
 
@@ -163,6 +175,7 @@ class ToolScheduler:
         if decision.verdict is Verdict.DENY:
             return self._fail(call, decision.reason, ToolErrorType.EXECUTION_DENIED)
         if self.approver is None or details is None:
+            call = call.evolve(unasked=Unasked(*self.policy.unattended_remedy(tool, details, subject)))
             return self._fail(
                 call, self.policy.unattended_refusal(tool, details, subject), ToolErrorType.EXECUTION_DENIED
             )
@@ -241,6 +254,16 @@ class ToolScheduler:
         tool = self._tools[call.call_id]
         started = time.monotonic()
         call = self._set(call, state=ToolCallState.EXECUTING)
+        turn_signal, signal = signal, AbortSignal()
+        forget_turn = turn_signal.on_abort(signal.abort)
+        self._running[call.call_id] = signal
+        try:
+            return await self._run_tool(call, tool, signal, started)
+        finally:
+            forget_turn()
+            self._running.pop(call.call_id, None)
+
+    async def _run_tool(self, call: ToolCall, tool: AnyTool, signal: AbortSignal, started: float) -> ToolCall:
         last_output: list[ToolResultDisplay] = []
 
         def update_output(output: ToolResultDisplay) -> None:
@@ -318,6 +341,13 @@ class ToolScheduler:
 
     async def run(self, requests: Sequence[ToolCallRequest], signal: AbortSignal) -> list[ToolCall]:
         """Validate, approve and execute ``requests``; the finished calls come back in request order."""
+        try:
+            return await self._run(requests, signal)
+        finally:
+            for request in requests:
+                self._tools.pop(request.call_id, None)
+
+    async def _run(self, requests: Sequence[ToolCallRequest], signal: AbortSignal) -> list[ToolCall]:
         calls = [self._validate(request) for request in requests]
         for index, call in enumerate(calls):
             calls[index] = await self._approve(call, signal)
@@ -338,6 +368,4 @@ class ToolScheduler:
             done = await asyncio.gather(*(self._execute(call, signal) for call in calls[index:end]))
             calls[index:end] = done
             index = end
-        for call in calls:
-            self._tools.pop(call.call_id, None)
         return calls

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from qcore.llm.types import ToolCallRequest
+from qcore.permissions.modes import ApprovalMode
 from qcore.tools.base import Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.results import ToolResult
@@ -31,6 +32,16 @@ class ToolCallState(StrEnum):
 
 
 @dataclass(frozen=True)
+class Unasked:
+    """A call refused because it needed a question and nobody could answer: what would let it run."""
+
+    mode: ApprovalMode
+    """The least permissive approval mode that runs it unasked."""
+    rules: tuple[str, ...]
+    """Allow rules that would cover it."""
+
+
+@dataclass(frozen=True)
 class ToolCall:
     request: ToolCallRequest
     state: ToolCallState = ToolCallState.VALIDATING
@@ -48,6 +59,8 @@ class ToolCall:
     """Parameter names read as others (``path -> file_path``) because the meaning was certain."""
     modified_by_user: bool = False
     """The user replaced the proposal with their own content before approving."""
+    unasked: Unasked | None = None
+    """Set when the call was refused for want of someone to ask."""
     params: Any = field(default=None, repr=False, compare=False)
 
     @property

@@ -39,6 +39,8 @@ class Reply:
 
     text: str = ""
     tool_calls: list[ScriptedToolCall] = field(default_factory=list)
+    reasoning: str = ""
+    """Streamed first as ``reasoning_content`` deltas, as vLLM and Qwen servers send thinking."""
     status: int = 200
     error_message: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -366,6 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
             }
 
         yield chunk({"role": "assistant", "content": ""})
+        for start in range(0, len(reply.reasoning), size):
+            yield chunk({"reasoning_content": reply.reasoning[start : start + size]})
         for start in range(0, len(reply.text), size):
             yield chunk({"content": reply.text[start : start + size]})
         for index, (call, call_id) in enumerate(

@@ -28,6 +28,7 @@ from qcore.llm.types import (
     ChatMessage,
     LLMError,
     LLMErrorKind,
+    ReasoningDelta,
     RetryNotice,
     StreamItem,
     TextDelta,
@@ -126,7 +127,7 @@ class OpenAIClient:
                 try:
                     async with aclosing(self._attempt(wire_messages, tools, aborted, signal)) as items:
                         async for item in items:
-                            sent_text = sent_text or isinstance(item, TextDelta)
+                            sent_text = sent_text or isinstance(item, TextDelta | ReasoningDelta)
                             yield item
                     return
                 except Transient as failure:
@@ -198,9 +199,11 @@ class OpenAIClient:
                 if chunk is None:
                     break
                 try:
-                    delta = assembly.add(chunk)
+                    delta, thought = assembly.add(chunk)
                 except (AttributeError, TypeError, ValueError) as exc:
                     raise protocol_error(self.base_url, f"unreadable chunk: {exc}") from exc
+                if thought:
+                    yield ReasoningDelta(thought)
                 if delta:
                     yield TextDelta(delta)
         finally:

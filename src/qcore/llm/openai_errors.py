@@ -50,8 +50,7 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> 
         said = _server_message(exc)
         if status in (401, 403):
             return LLMError(
-                f"The model server at {url} refused the API key ({status}). "
-                f"Set OPENAI_API_KEY or pass --openai-api-key. The server said: {said}",
+                f"The model server at {url} refused the API key ({status}). The server said: {said}",
                 LLMErrorKind.AUTH,
                 status,
             )
@@ -106,14 +105,12 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> 
         if _nobody_there(exc):
             # Refused or unknown host: a wrong base URL or a server that is not running; waiting won't help.
             return LLMError(
-                f"Could not reach the model server at {url}: {reason}. "
-                "Check --openai-base-url or OPENAI_BASE_URL, and that the server is running",
+                f"Could not reach the model server at {url}: {reason}. Is the base URL right, and the server running?",
                 LLMErrorKind.CONNECTION,
             )
         return Transient(
             LLMErrorKind.CONNECTION,
-            f"Could not reach the model server at {url}: {reason}. "
-            "Check --openai-base-url or OPENAI_BASE_URL",
+            f"Could not reach the model server at {url}: {reason}",
             f"connection failed: {reason}",
         )
     if isinstance(exc, openai.APIError):

@@ -36,8 +36,8 @@ class StreamAssembly:
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
 
-    def add(self, chunk: ChatCompletionChunk) -> str:
-        """Fold one chunk in and return the text it adds."""
+    def add(self, chunk: ChatCompletionChunk) -> tuple[str, str]:
+        """Fold one chunk in and return the answer text and the reasoning text it adds."""
         self.chunks += 1
         usage = getattr(chunk, "usage", None)
         if usage is not None:
@@ -51,6 +51,7 @@ class StreamAssembly:
                 cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
             )
         added: list[str] = []
+        thought: list[str] = []
         for choice in getattr(chunk, "choices", None) or ():
             if getattr(choice, "index", 0) != 0:
                 continue
@@ -64,13 +65,14 @@ class StreamAssembly:
                     added.append(piece)
             # vLLM, DeepSeek and Qwen servers stream thinking beside the answer under these names.
             thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-            if isinstance(thinking, str):
-                self.reasoning.append(thinking)
+            if isinstance(thinking, str) and thinking:
+                thought.append(thinking)
             for fragment in delta.tool_calls or ():
                 self._add_call_fragment(fragment)
-        text = "".join(added)
+        text, reasoning = "".join(added), "".join(thought)
         self.text.append(text)
-        return text
+        self.reasoning.append(reasoning)
+        return text, reasoning
 
     def _add_call_fragment(self, fragment: Any) -> None:
         index = getattr(fragment, "index", None)
@@ -102,8 +104,9 @@ class StreamAssembly:
             for _, builder in sorted(self.calls.items())
         )
         extra: dict[str, Any] = {}
-        if self.reasoning:
-            extra["reasoning"] = "".join(self.reasoning)
+        reasoning = "".join(self.reasoning)
+        if reasoning:
+            extra["reasoning"] = reasoning
         return ModelResponse(
             text="".join(self.text),
             tool_calls=calls,

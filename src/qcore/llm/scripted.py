@@ -17,6 +17,7 @@ from qcore.llm.types import (
     LLMError,
     LLMErrorKind,
     ModelResponse,
+    ReasoningDelta,
     StreamItem,
     TextDelta,
     ToolCallRequest,
@@ -26,13 +27,19 @@ from qcore.llm.types import (
 Step = ModelResponse | Callable[[Sequence[ChatMessage]], ModelResponse]
 
 
-def reply(text: str = "", *calls: tuple[str, Mapping[str, Any]]) -> ModelResponse:
-    """A response with ``text`` and tool calls given as ``(name, arguments)`` pairs."""
+def reply(text: str = "", *calls: tuple[str, Mapping[str, Any]], reasoning: str = "") -> ModelResponse:
+    """A response with ``text`` and tool calls given as ``(name, arguments)`` pairs; ``reasoning`` is
+    streamed before the text, as thinking models do."""
     requests = tuple(
         ToolCallRequest(call_id=f"call_{index}", name=name, arguments=json.dumps(args))
         for index, (name, args) in enumerate(calls, start=1)
     )
-    return ModelResponse(text=text, tool_calls=requests, finish_reason="tool_calls" if requests else "stop")
+    return ModelResponse(
+        text=text,
+        tool_calls=requests,
+        finish_reason="tool_calls" if requests else "stop",
+        extra={"reasoning": reasoning} if reasoning else {},
+    )
 
 
 def _estimate_tokens(messages: Sequence[ChatMessage]) -> int:
@@ -58,13 +65,15 @@ class ScriptedLLM:
             raise LLMError("The scripted model has no more replies.", LLMErrorKind.PROTOCOL)
         step = self._steps.pop(0)
         response = step(messages) if callable(step) else step
-        for start in range(0, len(response.text), self._chunk_size):
-            if signal.aborted:
-                raise LLMError("Request cancelled.", LLMErrorKind.CANCELLED)
-            if self._delay:
-                await asyncio.sleep(self._delay)
-            yield TextDelta(response.text[start : start + self._chunk_size])
+        reasoning = str(response.extra.get("reasoning") or "")
+        for kind, text in ((ReasoningDelta, reasoning), (TextDelta, response.text)):
+            for start in range(0, len(text), self._chunk_size):
+                if signal.aborted:
+                    raise LLMError("Request cancelled.", LLMErrorKind.CANCELLED)
+                if self._delay:
+                    await asyncio.sleep(self._delay)
+                yield kind(text[start : start + self._chunk_size])
         prompt_tokens = _estimate_tokens(messages)
         completion_tokens = len(response.text) // 4 + 1
         usage = response.usage or Usage(prompt_tokens, completion_tokens, prompt_tokens + completion_tokens)
-        yield ModelResponse(response.text, response.tool_calls, usage, response.finish_reason)
+        yield ModelResponse(response.text, response.tool_calls, usage, response.finish_reason, response.extra)

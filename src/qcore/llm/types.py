@@ -2,8 +2,8 @@
 
 Messages mirror OpenAI chat completions (system, user, assistant with tool calls, tool results) because
 that is the wire format of every server we talk to; a client for another API converts at its edge.
-A client's ``stream`` yields text as it arrives, a ``RetryNotice`` before each retry, and exactly one
-``ModelResponse`` last, or raises ``LLMError``.
+A client's ``stream`` yields text (and reasoning) as it arrives, a ``RetryNotice`` before each retry, and
+exactly one ``ModelResponse`` last, or raises ``LLMError``.
 """
 
 from __future__ import annotations
@@ -75,6 +75,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """Thinking the model streams beside its answer (vLLM, DeepSeek and Qwen servers send it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RetryNotice:
     """The client is about to try again after ``delay`` seconds."""
 
@@ -92,7 +99,7 @@ class ModelResponse:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-StreamItem = TextDelta | RetryNotice | ModelResponse
+StreamItem = TextDelta | ReasoningDelta | RetryNotice | ModelResponse
 
 
 class LLMErrorKind(StrEnum):

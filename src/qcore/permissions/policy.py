@@ -248,16 +248,23 @@ class PermissionPolicy:
     def unattended_refusal(
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
     ) -> str:
-        """Why a call that needs a question is refused when nobody can answer, and what would allow it."""
-        mode = mode_that_allows(tool, details)
-        flags = "--approval-mode auto-edit or --yolo" if mode is ApprovalMode.AUTO_EDIT else "--yolo"
-        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
+        """Why a call that needs a question is refused when nobody can answer, and what would allow it
+        (the front end says how to get there in its own terms, from ``unattended_remedy``)."""
+        mode, rules = self.unattended_remedy(tool, details, subject)
+        modes = "auto-edit or yolo" if mode is ApprovalMode.AUTO_EDIT else "yolo"
         listed = ", ".join(f'"{rule}"' for rule in rules)
         return (
             f'Permission to run "{tool.name}" was not granted: it needs approval and this session cannot ask '
-            f"(non-interactive, approval mode {self.mode.value}). The user can allow it with {flags}, or "
+            f"(non-interactive, approval mode {self.mode.value}). It would run in approval mode {modes}, or "
             f"with the rule {listed} in permissions.allow in settings."
         )
+
+    def unattended_remedy(
+        self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
+    ) -> tuple[ApprovalMode, tuple[str, ...]]:
+        """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
+        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
+        return mode_that_allows(tool, details), tuple(rules)
 
 
 def _subcommand(word: str) -> bool:

@@ -107,7 +107,44 @@ class FileDiff:
     """The same change as hunks, for a UI to draw without parsing ``file_diff``."""
 
 
-ToolResultDisplay = str | FileDiff
+@dataclass(frozen=True)
+class TodoEntry:
+    content: str
+    status: str
+    """``pending``, ``in_progress`` or ``completed``."""
+
+
+@dataclass(frozen=True)
+class TodoListDisplay:
+    """A task list to show as a checklist; ``markdown`` is the same list as text."""
+
+    items: tuple[TodoEntry, ...]
+    markdown: str
+
+
+@dataclass(frozen=True)
+class ImageDisplay:
+    """A picture a tool produced or read, saved at ``path``, for a UI to show or link."""
+
+    path: str
+    mime_type: str
+    description: str = ""
+
+
+ToolResultDisplay = str | FileDiff | TodoListDisplay | ImageDisplay
+
+
+def display_text(display: ToolResultDisplay) -> str:
+    """A display as plain text, for front ends that only print."""
+    if isinstance(display, str):
+        return display
+    if isinstance(display, FileDiff):
+        return display.file_diff
+    if isinstance(display, TodoListDisplay):
+        return display.markdown
+    return f"[{display.mime_type}] {display.path}" + (
+        f" ({display.description})" if display.description else ""
+    )
 
 
 @dataclass(frozen=True)

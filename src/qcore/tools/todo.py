@@ -1,7 +1,7 @@
 """``todo_write``: the model's own task list for a multi-step job, replaced whole on every call.
 
 The list lives on the tool instance (one per session) rather than in a file: it is working state for one
-conversation, and a UI reads ``TodoWrite.todos`` or the Markdown checklist in ``return_display``.
+conversation, and a UI reads ``TodoWrite.todos`` or the ``TodoListDisplay`` in ``return_display``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
-from qcore.tools.results import ToolResult
+from qcore.tools.results import TodoEntry, TodoListDisplay, ToolResult
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
@@ -91,4 +91,8 @@ class TodoWrite(BaseTool[TodoWriteParams]):
             summary += f" Now working on: {' '.join(current.content.split())}"
         elif counts["pending"]:
             summary += " Mark the next task in_progress when you start it."
-        return ToolResult(summary, checklist(self.todos))
+        display = TodoListDisplay(
+            tuple(TodoEntry(" ".join(item.content.split()), item.status) for item in self.todos),
+            checklist(self.todos),
+        )
+        return ToolResult(summary, display)

@@ -1,0 +1,62 @@
+"""What the user can do about a failure, in each front end's own terms.
+
+qcore's messages say what happened and name no flag; the front end adds how to change things: the
+headless printer names command-line flags, the TUI names keys, slash commands and settings.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from qcore.permissions.modes import ApprovalMode
+from qcore.scheduling import Unasked
+
+FrontEnd = Literal["cli", "tui"]
+
+_MODEL_HINTS: dict[str, dict[FrontEnd, str]] = {
+    "auth": {
+        "cli": "Set OPENAI_API_KEY or pass --openai-api-key.",
+        "tui": "Set OPENAI_API_KEY (or security.auth.apiKey in ~/.qwen/settings.json) and start qcli again.",
+    },
+    "not_found": {
+        "cli": "Check the model (-m, OPENAI_MODEL) and the base URL (--openai-base-url, OPENAI_BASE_URL).",
+        "tui": "Check the model (OPENAI_MODEL or model.name in settings) and the base URL (OPENAI_BASE_URL).",
+    },
+    "connection": {
+        "cli": "Check --openai-base-url or OPENAI_BASE_URL, and that the server is running.",
+        "tui": "Check OPENAI_BASE_URL (or security.auth.baseUrl in settings) and that the server is running.",
+    },
+    "rate_limit": {
+        "cli": "Wait a little and run it again.",
+        "tui": "Wait a little and send your message again.",
+    },
+    "server": {
+        "cli": "The server failed; try again later.",
+        "tui": "The server failed; send your message again in a moment.",
+    },
+    "timeout": {
+        "cli": "Try again, or check that the server is not overloaded.",
+        "tui": "Send your message again, or check that the server is not overloaded.",
+    },
+    "max_turns": {
+        "cli": "Raise it with --max-session-turns.",
+        "tui": "Send a message to go on, or raise model.maxSessionTurns in settings.",
+    },
+}
+
+
+def error_hint(kind: str, front: FrontEnd) -> str:
+    """The next step for an ``ErrorOccurred`` of ``kind``, or an empty string."""
+    return _MODEL_HINTS.get(kind, {}).get(front, "")
+
+
+def with_hint(message: str, kind: str, front: FrontEnd) -> str:
+    hint = error_hint(kind, front)
+    return f"{message.rstrip()} {hint}" if hint else message
+
+
+def unasked_hint(unasked: Unasked) -> str:
+    """For ``-p``: the flags that would let a refused call run."""
+    modes = "--approval-mode auto-edit or --yolo" if unasked.mode is ApprovalMode.AUTO_EDIT else "--yolo"
+    rules = " ".join(f"--allowed-tools '{rule}'" for rule in unasked.rules)
+    return f"it needs approval and -p cannot ask; allow it with {modes}" + (f", or {rules}" if rules else "")

@@ -3,6 +3,7 @@
 import io
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,12 +61,11 @@ async def test_always_for_an_mcp_server(monkeypatch: pytest.MonkeyPatch) -> None
     details = McpConfirmation(
         "Confirm MCP Tool Execution", "git hub", "create_issue", "create_issue (git hub MCP Server)"
     )
-    decision, screen = await answer(
-        monkeypatch,
+    asked = replace(
         request(details, tool="mcp__git_hub__create_issue", rules=("mcp__git_hub__create_issue",)),
-        "v",
-        "s",
+        server_rules=("mcp__git_hub__*",),
     )
+    decision, screen = await answer(monkeypatch, asked, "v", "s")
     assert decision.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER  # type: ignore[attr-defined]
     assert decision.rules == ("mcp__git_hub__*",) and decision.scope is RuleSource.SESSION  # type: ignore[attr-defined]
     assert "[v] always, every tool of git hub" in screen

@@ -7,10 +7,6 @@ user's editor on the proposed file content and the result is shown as a new diff
 from __future__ import annotations
 
 import asyncio
-import os
-import shlex
-import subprocess
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
@@ -18,6 +14,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from qcli.editor import edit_text
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.tools.confirmation import ToolConfirmationOutcome
@@ -36,19 +33,6 @@ def _body(request: ApprovalRequest) -> Syntax | Text:
     if details.type == "info":
         return Text("\n".join([details.prompt, *details.urls]))
     return Text(details.plan)
-
-
-def edit_in_editor(content: str, suffix: str) -> str | None:
-    """The text after the user's ``$VISUAL`` / ``$EDITOR`` closes, or None when no editor ran."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.TemporaryDirectory(prefix="qcli-edit-") as folder:
-        path = Path(folder) / f"proposed{suffix}"
-        path.write_text(content, encoding="utf-8")
-        try:
-            subprocess.run([*shlex.split(editor), str(path)], check=True)
-        except (OSError, subprocess.CalledProcessError):
-            return None
-        return path.read_text(encoding="utf-8")
 
 
 class ConsoleApprover:
@@ -75,10 +59,8 @@ class ConsoleApprover:
         return "   ".join(parts)
 
     async def _always(self, request: ApprovalRequest, server: bool = False) -> Decision | None:
-        rules = ", ".join(request.suggested_rules)
-        if server and request.details.type == "mcp":
-            prefix = request.tool_name[: len(request.tool_name) - len(request.tool_name.split("__")[-1])]
-            rules = f"{prefix}*"
+        chosen = request.server_rules if server else request.suggested_rules
+        rules = ", ".join(chosen)
         self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
         self.console.print(
             "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
@@ -89,7 +71,7 @@ class ConsoleApprover:
         if scope is None:
             return None
         if server:
-            return Decision(ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, scope=scope, rules=(rules,))
+            return Decision(ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, scope=scope, rules=chosen)
         return Decision.always(scope, request.suggested_rules)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
@@ -112,7 +94,7 @@ class ConsoleApprover:
             if choice == "e" and request.details.type == "edit":
                 details = request.details
                 edited = await asyncio.to_thread(
-                    edit_in_editor, details.new_content, Path(details.file_path).suffix
+                    edit_text, details.new_content, Path(details.file_path).suffix
                 )
                 if edited is not None:
                     return Decision.modify(edited)

@@ -1,7 +1,8 @@
 """``qcli --demo``: the whole loop with no API key, on a scratch copy of a sample project.
 
 The scripted model reads ``greet.py``, proposes one edit (which you approve or refuse like any other),
-and answers according to what happened. The user's own files are never touched.
+runs the module to check it (a command you approve or refuse too), and answers according to what
+happened. The user's own files are never touched, and the scratch copy is removed when qcli exits.
 """
 
 from __future__ import annotations
@@ -27,12 +28,37 @@ def copy_sample_project() -> Path:
     return target
 
 
-def _closing(messages: Sequence[ChatMessage]) -> ModelResponse:
-    last = str(messages[-1].content or "")
-    if last.startswith(("Error", "[Operation Cancelled]")):
-        return reply(f"The edit was not applied, so greet.py is unchanged. The tool said:\n{last}")
+def _failed(message: ChatMessage) -> bool:
+    return str(message.content or "").startswith(("Error", "[Operation Cancelled]"))
+
+
+def _after_edit(messages: Sequence[ChatMessage]) -> ModelResponse:
+    last = messages[-1]
+    if _failed(last):
+        return reply(
+            f"The edit was not applied, so `greet.py` is unchanged. The tool said:\n\n> {last.content}"
+        )
     return reply(
-        "Done: greet() now ends the greeting with an exclamation mark, so greet('world') returns 'Hello, world!'."
+        "The edit is in place. Let me run the module to check the greeting:",
+        (
+            "run_shell_command",
+            {"command": "python3 greet.py", "description": "Run greet.py to see the greeting"},
+        ),
+    )
+
+
+def _closing(messages: Sequence[ChatMessage]) -> ModelResponse:
+    last = messages[-1]
+    if _failed(last):
+        return reply(
+            "I changed `greet.py` but did not run it, since the command was not allowed. "
+            "You can check it yourself with `python3 greet.py`."
+        )
+    return reply(
+        "## Done\n\n`greet()` now ends the greeting with an exclamation mark. Running the module printed:\n\n"
+        "```text\nHello, world!\n```\n\n"
+        '- **edited** `greet.py`: one line, `+ "!"` at the end of the return\n'
+        "- **checked** it with `python3 greet.py`\n"
     )
 
 
@@ -40,11 +66,16 @@ def demo_model(root: Path) -> ScriptedLLM:
     path = str(root / "greet.py")
     return ScriptedLLM(
         [
-            reply("I'll read greet.py first.", ("read_file", {"absolute_path": path})),
             reply(
-                "greet() builds the text with +; I'll add the exclamation mark there.",
+                "I'll read `greet.py` first.",
+                ("read_file", {"absolute_path": path}),
+                reasoning="The user wants the greeting to end with '!'. The code is in greet.py; read it first.",
+            ),
+            reply(
+                "`greet()` builds the text with `+`; I'll add the exclamation mark there.",
                 ("edit", {"file_path": path, "old_string": OLD_LINE, "new_string": NEW_LINE}),
             ),
+            _after_edit,
             _closing,
         ],
         model="demo (scripted)",

@@ -14,6 +14,10 @@ from qcore.scheduling import Unasked
 FrontEnd = Literal["cli", "tui"]
 
 _MODEL_HINTS: dict[str, dict[FrontEnd, str]] = {
+    "not_configured": {
+        "cli": "Or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo",
+        "tui": "Then start qcli again. To try it without a key: qcli --demo",
+    },
     "auth": {
         "cli": "Set OPENAI_API_KEY or pass --openai-api-key.",
         "tui": "Set OPENAI_API_KEY (or security.auth.apiKey in ~/.qwen/settings.json) and start qcli again.",

@@ -1,4 +1,5 @@
-"""Command-line entry: parse flags, answer ``--version`` before importing anything heavy, then run.
+"""Command-line entry: parse flags, answer ``--version`` before importing anything heavy, then run the TUI
+(a terminal and no prompt, or ``-i``) or the headless mode (``-p``, a positional prompt, piped input).
 
 Exit codes follow Qwen Code: 0 done, 1 model or runtime error, 2 bad flags, 41 auth, 42 input,
 53 turn limit, 130 cancelled.
@@ -29,9 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="qcli",
         description="A coding assistant in your terminal. Every edit and command waits for your approval.",
     )
-    parser.add_argument("query", nargs="?", help="the prompt (same as -p)")
+    parser.add_argument("query", nargs="*", help="the prompt, run once without the interactive UI (as -p)")
     parser.add_argument(
         "-p", "--prompt", help="run one prompt without the interactive UI; piped stdin is appended"
+    )
+    parser.add_argument(
+        "-i", "--prompt-interactive", metavar="PROMPT", help="open the interactive UI and send this prompt"
     )
     parser.add_argument("-m", "--model", help="model name (else OPENAI_MODEL, then settings model.name)")
     parser.add_argument(
@@ -60,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the system prompt and tool declarations as sent, and exit",
     )
     parser.add_argument(
-        "--demo", action="store_true", help="a scripted model edits a scratch copy of a sample project"
+        "--demo",
+        action="store_true",
+        help="a scripted model (no API key) works in a scratch copy of a sample project, in the UI when "
+        "there is a terminal",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
@@ -74,8 +81,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.yolo and args.approval_mode:
         parser.error("--yolo and --approval-mode cannot be used together. Use --approval-mode=yolo instead.")
+    args.query = " ".join(args.query) or None
     if args.prompt is not None and args.query is not None:
         parser.error("give the prompt either with -p or as an argument, not both")
+    if args.prompt_interactive is not None and (args.prompt is not None or args.query is not None):
+        parser.error("-i opens the interactive UI; it cannot be combined with -p or a positional prompt")
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    wants_ui = args.prompt_interactive is not None or (
+        args.prompt is None and args.query is None and not args.show_prompt and sys.stdin.isatty()
+    )
+    if wants_ui and terminal:
+        from qcli.tui import run_tui  # Textual and our widgets; the engine loads after the first frame
+
+        return run_tui(args)
+    if args.prompt_interactive is not None:
+        parser.error("-i needs a terminal; use -p to run a prompt without one")
+    if wants_ui and not args.demo:
+        sys.stderr.write("qcli: the interactive UI needs a terminal on stdout; use -p to run one prompt\n")
+        return EXIT_INPUT
 
     from qcli.run import run  # the engine and its dependencies load only past this point
 

@@ -1,4 +1,8 @@
-"""Everything past flag parsing: settings, the model client, the session, and which front end runs it."""
+"""Everything past flag parsing: settings, the model client, the session, and which front end runs it.
+
+``prepare`` and ``build_session`` are shared by the headless run and the TUI, so both put a session
+together the same way; the TUI calls them after its first frame, in a worker.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,23 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from qcli.demo import DEMO_PROMPT
 from qcli.headless import HeadlessPrinter, run_headless
 from qcli.main import EXIT_AUTH, EXIT_INPUT
+from qcore.abort import AbortSignal
 from qcore.agent import Session
+from qcore.events import EventBus
 from qcore.llm.scripted import ScriptedLLM
-from qcore.llm.types import LLMClient
+from qcore.llm.types import ChatMessage, LLMClient, LLMError, LLMErrorKind, StreamItem
 from qcore.permissions import ApprovalMode, Approver
+from qcore.permissions.rules import Rule
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
 from qcore.settings import Settings, load_settings
@@ -29,6 +40,28 @@ class ModelConfig:
     model: str
     api_key: str | None
     base_url: str | None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.api_key or self.base_url)
+
+
+NO_MODEL = (
+    "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's), "
+    "or security.auth.apiKey / security.auth.baseUrl in ~/.qwen/settings.json."
+)
+
+
+class NoModel:
+    """Stands in for the model when none is configured: every request says what to set."""
+
+    model = "no model"
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]], signal: AbortSignal
+    ) -> AsyncIterator[StreamItem]:
+        raise LLMError(NO_MODEL, LLMErrorKind.NOT_CONFIGURED)
+        yield  # pragma: no cover  (makes this an async generator)
 
 
 def resolve_model_config(args: argparse.Namespace, settings: Settings, env: dict[str, str]) -> ModelConfig:
@@ -67,79 +100,127 @@ def _say(text: str) -> None:
 
 
 @dataclass
-class Job:
-    """What to run: where, with which model, prompt and approver."""
+class Launch:
+    """What a run starts from: the folder, the settings in force, the mode, the rules and the model."""
 
     cwd: Path
     settings: Settings
-    llm: LLMClient
-    prompt: str
-    approver: Approver | None = None
+    mode: ApprovalMode
+    rules: list[Rule]
+    model: ModelConfig
+    problems: list[str] = field(default_factory=list)
+    """Settings and tool problems to show the user; the run goes on without what failed."""
+    demo: bool = False
+    max_turns: int | None = None
+
+    def llm(self) -> LLMClient | None:
+        """The model client, or None when no model is configured (the demo has its own)."""
+        if self.demo:
+            from qcli.demo import demo_model
+
+            return demo_model(self.cwd)
+        if not self.model.configured:
+            return None
+        from qcore.llm.openai_client import OpenAIClient
+
+        return OpenAIClient(model=self.model.model, api_key=self.model.api_key, base_url=self.model.base_url)
 
 
-def demo_job(mode: ApprovalMode) -> Job:
-    from qcli.console import ConsoleApprover
-    from qcli.demo import DEMO_PROMPT, copy_sample_project, demo_model
+def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
+    """Settings, mode, rules and model for ``args``; the demo gets a scratch copy and no user settings."""
+    if args.demo:
+        from qcli.demo import copy_sample_project
 
-    cwd = copy_sample_project()
-    interactive = sys.stdin.isatty()
-    _say(f"demo: a scripted model (no API key) working in a scratch copy at {cwd}")
-    if not interactive and mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
-        _say("demo: no terminal to ask in, so the edit will be refused; run it in a terminal, or add --yolo")
-    _say(f"> {DEMO_PROMPT}")
-    return Job(cwd, Settings(), demo_model(cwd), DEMO_PROMPT, ConsoleApprover() if interactive else None)
+        scratch = copy_sample_project()
+        mode = resolve_approval_mode(args, Settings())
+        rules = list(rules_from_flags(args.allowed_tools or ()))
+        config = ModelConfig("demo (scripted)", None, None)
+        return Launch(scratch, Settings(), mode, rules, config, demo=True, max_turns=args.max_session_turns)
+    cwd = cwd or Path.cwd()
+    loaded = load_settings(cwd)
+    problems = [f"settings: {problem}" for problem in loaded.problems]
+    rules = [*rules_from_settings(loaded), *rules_from_flags(args.allowed_tools or ())]
+    return Launch(
+        cwd,
+        loaded.settings,
+        resolve_approval_mode(args, loaded.settings),
+        rules,
+        resolve_model_config(args, loaded.settings, dict(os.environ)),
+        problems,
+        max_turns=args.max_session_turns,
+    )
 
 
-def headless_job(args: argparse.Namespace, cwd: Path, settings: Settings) -> Job | int:
-    """The job for ``-p``, or the exit code when there is nothing to run."""
-    prompt = read_prompt(args)
-    if prompt is None or not prompt.strip():
-        if sys.stdin.isatty():
-            _say("the interactive UI is not built yet; pass a prompt with -p, or try qcli --demo")
-        else:
-            _say("no prompt: pass one with -p or pipe it on standard input")
-        return EXIT_INPUT
-    config = resolve_model_config(args, settings, dict(os.environ))
-    if not config.api_key and not config.base_url:
-        _say(
-            "no model configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's), "
-            "or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo"
-        )
-        return EXIT_AUTH
-    from qcore.llm.openai_client import OpenAIClient
+def build_session(
+    launch: Launch, llm: LLMClient, approver: Approver | None, events: EventBus | None = None
+) -> Session:
+    session, problems = create_session(
+        llm=llm,
+        workspace=Workspace.for_project(launch.cwd),
+        settings=launch.settings,
+        mode=launch.mode,
+        approver=approver,
+        max_turns=launch.max_turns,
+        rules=launch.rules,
+        rule_store=SettingsRuleStore(launch.cwd),
+        events=events,
+    )
+    launch.problems.extend(problems)
+    return session
 
-    llm = OpenAIClient(model=config.model, api_key=config.api_key, base_url=config.base_url)
-    return Job(cwd, settings, llm, prompt)
+
+def remove_scratch(launch: Launch) -> None:
+    """The demo's scratch copy goes when the run ends."""
+    if launch.demo:
+        shutil.rmtree(launch.cwd, ignore_errors=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    cwd = Path.cwd()
-    loaded = load_settings(cwd)
-    for settings_problem in loaded.problems:
-        _say(f"settings: {settings_problem}")
-    mode = resolve_approval_mode(args, loaded.settings)
-    if args.show_prompt and not args.demo:
-        job: Job | int = Job(cwd, loaded.settings, ScriptedLLM([]), "")
+    """``-p``, ``--show-prompt`` and the demo without a terminal: no questions can be asked."""
+    launch = prepare(args)
+    try:
+        return _run_headless(args, launch)
+    finally:
+        remove_scratch(launch)
+
+
+def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
+    approver: Approver | None = None
+    if args.show_prompt:
+        prompt = ""
+        llm: LLMClient | None = ScriptedLLM([])
+    elif launch.demo:
+        prompt = DEMO_PROMPT
+        if sys.stdin.isatty():
+            from qcli.console import ConsoleApprover
+
+            approver = ConsoleApprover()
+        _say(f"demo: a scripted model (no API key) working in a scratch copy at {launch.cwd}")
+        if approver is None and launch.mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
+            _say(
+                "demo: no terminal to ask in, so the edit will be refused; run it in a terminal, or add --yolo"
+            )
+        _say(f"> {prompt}")
+        llm = launch.llm()
     else:
-        job = demo_job(mode) if args.demo else headless_job(args, cwd, loaded.settings)
-    if isinstance(job, int):
-        return job
-    rules = [*([] if args.demo else rules_from_settings(loaded)), *rules_from_flags(args.allowed_tools or ())]
-    session, problems = create_session(
-        llm=job.llm,
-        workspace=Workspace.for_project(job.cwd),
-        settings=job.settings,
-        mode=mode,
-        approver=job.approver,
-        max_turns=args.max_session_turns,
-        rules=rules,
-        rule_store=SettingsRuleStore(job.cwd),
-    )
-    for problem in problems:
+        read = read_prompt(args)
+        if read is None or not read.strip():
+            _say("no prompt: pass one with -p or pipe it on standard input")
+            return EXIT_INPUT
+        prompt = read
+        llm = launch.llm()
+        if llm is None:
+            _say(
+                f"{NO_MODEL} Or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo"
+            )
+            return EXIT_AUTH
+    assert llm is not None
+    session = build_session(launch, llm, approver)
+    for problem in launch.problems:
         _say(problem)
     if args.show_prompt:
         return show_prompt(session)
-    return asyncio.run(_run_and_close(session, job, HeadlessPrinter(args.output_format)))
+    return asyncio.run(_run_and_close(session, llm, prompt, HeadlessPrinter(args.output_format)))
 
 
 def show_prompt(session: Session) -> int:
@@ -152,11 +233,11 @@ def show_prompt(session: Session) -> int:
     return 0
 
 
-async def _run_and_close(session: Session, job: Job, printer: HeadlessPrinter) -> int:
+async def _run_and_close(session: Session, llm: LLMClient, prompt: str, printer: HeadlessPrinter) -> int:
     try:
-        return await run_headless(session, job.prompt, printer)
+        return await run_headless(session, prompt, printer)
     finally:
         await session.aclose()
-        close = getattr(job.llm, "aclose", None)
+        close = getattr(llm, "aclose", None)
         if close is not None:
             await close()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qcore.abort import AbortSignal
+from qcore.context_files import ContextFiles
 from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
@@ -57,6 +58,7 @@ from qcore.scheduling import ToolCall
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import Part, TextPart
 from qcore.truncation import OutputLimits
+from qcore.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,10 @@ class Session:
         """Run-time tools (discovery command, MCP); the first request waits for them."""
         self.system_prompt_source = system_prompt_source
         """Builds the system prompt anew (context files re-read); see ``refresh_system_prompt``."""
+        self.context_files: Callable[[], ContextFiles] | None = None
+        """Reads the memory and context files the system prompt is built from."""
+        self.workspace = Workspace([self.cwd])
+        """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
         self._started = False
 
     @property

@@ -124,6 +124,8 @@ def create_session(
         events=events,
         cwd=workspace.root,
     )
+    session.context_files = context_files
+    session.workspace = workspace
     return session, setup.problems
 
 

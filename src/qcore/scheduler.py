@@ -193,6 +193,12 @@ class ToolScheduler:
                 suggested_rules=tuple(
                     self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
                 ),
+                server_rules=tuple(
+                    self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, subject)
+                )
+                if details.type == "mcp"
+                else (),
+                arguments=call.args or {},
             )
             chosen = await self._ask(request, signal)
             if chosen is None:

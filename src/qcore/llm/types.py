@@ -103,6 +103,8 @@ StreamItem = TextDelta | ReasoningDelta | RetryNotice | ModelResponse
 
 
 class LLMErrorKind(StrEnum):
+    NOT_CONFIGURED = "not_configured"
+    """No model server or key was given."""
     AUTH = "auth"
     """401/403: the key was refused."""
     NOT_FOUND = "not_found"

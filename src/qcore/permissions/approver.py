@@ -6,8 +6,9 @@ approver is non-interactive: calls that need a question are denied instead of ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.rules import RuleSource
@@ -26,6 +27,10 @@ class ApprovalRequest:
     mode: ApprovalMode
     suggested_rules: tuple[str, ...] = ()
     """What "always" would allow (show it before saving); empty when the call cannot be covered by a rule."""
+    server_rules: tuple[str, ...] = ()
+    """For an MCP tool: what "always, every tool of this server" would allow."""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    """The call's arguments as the model sent them (after parsing), to show in full."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,26 @@ class PolicyDecision:
     rule: Rule | None = None
 
 
+@dataclass(frozen=True)
+class CommandVerdict:
+    """What the policy thinks of one simple command of a shell line, for the user to read."""
+
+    text: str
+    verdict: str
+    """``read-only``, ``allowed``, ``denied`` or ``asks``."""
+    detail: str = ""
+    """The rule that decided, or why the command cannot be judged."""
+
+
+@dataclass(frozen=True)
+class ShellExplanation:
+    commands: tuple[CommandVerdict, ...]
+    writes: tuple[str, ...]
+    """Files written by redirection."""
+    problems: tuple[str, ...]
+    """What the parser could not know before running (then the whole line is asked about)."""
+
+
 PLAN_MODE_REFUSAL = (
     "Plan mode is active: only read-only tools run, and {tool} would change files or run commands. "
     "Do not try to make changes; finish exploring and present your plan to the user."
@@ -182,6 +202,43 @@ class PermissionPolicy:
         if self.mode is ApprovalMode.AUTO_EDIT and (details.type == "edit" or tool.kind is Kind.EDIT):
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
+
+    def explain_shell(self, tool: AnyTool, command: str) -> ShellExplanation:
+        """Each simple command of ``command`` with its verdict, as a question shows them."""
+        analysis = analyse(command)
+        verdicts: list[CommandVerdict] = []
+        for simple in analysis.commands:
+            if simple.transparent:
+                continue
+            text = simple.text if not simple.via else f"{simple.text}  (via {simple.via})"
+            denied = next(
+                (
+                    r
+                    for r in self._rules(RuleKind.DENY, tool)
+                    if r.specifier is None or command_matches(r.specifier, simple)
+                ),
+                None,
+            )
+            if denied is not None:
+                verdicts.append(CommandVerdict(text, "denied", denied.describe()))
+            elif not simple.static:
+                verdicts.append(CommandVerdict(text, "asks", "its words are only known when it runs"))
+            elif is_read_only_command(simple):
+                verdicts.append(CommandVerdict(text, "read-only"))
+            else:
+                allowed = next(
+                    (
+                        r
+                        for r in self._rules(RuleKind.ALLOW, tool)
+                        if r.specifier is None or command_matches(r.specifier, simple)
+                    ),
+                    None,
+                )
+                if allowed is not None:
+                    verdicts.append(CommandVerdict(text, "allowed", allowed.describe()))
+                else:
+                    verdicts.append(CommandVerdict(text, "asks"))
+        return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(analysis.problems))
 
     # --- "always" -----------------------------------------------------------------------------------
 

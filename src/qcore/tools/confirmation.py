@@ -46,6 +46,8 @@ class ExecConfirmation:
     title: str
     command: str
     root_commands: tuple[str, ...]
+    directory: str = ""
+    """The folder it runs in (absolute)."""
     type: Literal["exec"] = "exec"
 
 

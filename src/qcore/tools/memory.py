@@ -14,7 +14,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from qcore.tools.base import Kind, ToolContext, ToolParams
+from qcore.abort import AbortSignal
+from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
 
@@ -117,3 +118,11 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
 
     def success_message(self, proposal: Proposal) -> str:
         return f"Saved to memory in {proposal.path}. It will be part of the context of future sessions."
+
+    async def save_directly(self, fact: str, scope: str = "global") -> ToolResult:
+        """The user's own ``/memory add``: written at once, as the user asked for it themselves."""
+        try:
+            params = self.build({"fact": fact, "scope": scope})
+        except ToolParamsError as error:
+            return ToolResult.failure(str(error), error.error_type)
+        return await self.execute(params, AbortSignal())

@@ -153,7 +153,10 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         self, params: RunShellCommandParams, signal: AbortSignal
     ) -> ExecConfirmation:
         return ExecConfirmation(
-            title="Confirm Shell Command", command=params.command, root_commands=root_commands(params.command)
+            title="Confirm Shell Command",
+            command=params.command,
+            root_commands=root_commands(params.command),
+            directory=str(self._working_dir(params)),
         )
 
     # --- running ----------------------------------------------------------------------------------

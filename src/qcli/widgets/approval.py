@@ -1,0 +1,332 @@
+"""The question put before a tool runs, in place of the prompt until it is answered.
+
+It never hides what will run: an edit shows its diff, a command is shown whole (wrapped, never cut) with
+what the policy thinks of each part and the folder it runs in, an MCP or project tool shows its server
+and arguments, a fetch its URLs. Keys: ``y`` once; ``a`` always (then the scope, with the exact rule
+shown and editable first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+``$EDITOR``; ``n`` or Esc reject, then an optional word for the model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from qcli.tui_approver import Question
+from qcore.permissions import Decision
+from qcore.permissions.policy import ShellExplanation
+from qcore.permissions.rules import RuleSource, RuleSyntaxError, split_rule
+from qcore.tools.confirmation import ToolConfirmationOutcome
+
+if TYPE_CHECKING:
+    from qcore.permissions import ApprovalRequest
+
+SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
+SCOPE_WORDS = {
+    RuleSource.SESSION: "this session",
+    RuleSource.PROJECT: "this project (.qwen/settings.json)",
+    RuleSource.USER: "you, in every project (~/.qwen/settings.json)",
+}
+VERDICT_STYLES = {
+    "read-only": ("✓", "green", "read-only"),
+    "allowed": ("✓", "green", "allowed by"),
+    "denied": ("✗", "red", "denied by"),
+    "asks": ("?", "yellow", "needs your approval"),
+}
+
+
+def shell_body(command: str, directory: str, explanation: ShellExplanation | None) -> RenderableType:
+    parts: list[RenderableType] = [Syntax(command, "bash", word_wrap=True, theme="ansi_dark")]
+    notes = Text()
+    if directory:
+        notes.append("in ", "dim")
+        notes.append(directory + "\n")
+    if explanation is not None:
+        for verdict in explanation.commands:
+            mark, style, words = VERDICT_STYLES.get(verdict.verdict, ("?", "yellow", verdict.verdict))
+            notes.append(f" {mark} ", style)
+            notes.append(verdict.text)
+            notes.append(f"  {words}", style)
+            if verdict.detail:
+                notes.append(f" {verdict.detail}", "dim")
+            notes.append("\n")
+        for written in explanation.writes:
+            notes.append(" ✎ ", "yellow")
+            notes.append(f"writes {written}\n")
+        for problem in explanation.problems:
+            notes.append(" ? ", "yellow")
+            notes.append(f"{problem}\n", "dim")
+    notes.rstrip()
+    parts.append(notes)
+    return Group(*parts)
+
+
+def arguments_body(request: ApprovalRequest) -> RenderableType:
+    details = request.details
+    head = Text()
+    if details.type == "mcp":
+        head.append("MCP server ", "dim")
+        head.append(details.server_name, "bold")
+        head.append("  tool ", "dim")
+        head.append(details.tool_name, "bold")
+    elif details.type == "info":
+        head.append(details.prompt)
+        for url in details.urls:
+            head.append("\n  " + url, "underline")
+    elif details.type == "plan":
+        head.append(details.plan)
+    arguments: dict[str, Any] = dict(request.arguments)
+    if not arguments:
+        return head
+    shown = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+    return Group(head, Syntax(shown, "json", word_wrap=True, theme="ansi_dark"))
+
+
+def _shown_path(title: str, path: str) -> str:
+    """The path as the tool shows it (relative to the workspace), from its title ``Confirm Change: x``."""
+    _, _, shown = title.partition(": ")
+    return shown or path
+
+
+class ApprovalPanel(Vertical, can_focus=True):
+    DEFAULT_CSS = """
+    ApprovalPanel {
+        height: auto;
+        max-height: 80%;
+        border: round $warning;
+        padding: 0 1;
+        display: none;
+    }
+    ApprovalPanel > #approval-title { text-style: bold; }
+    ApprovalPanel > #approval-body { height: auto; max-height: 100%; }
+    ApprovalPanel > #approval-body.-diff { height: 1fr; min-height: 5; }
+    ApprovalPanel > #approval-keys { color: $text-muted; }
+    ApprovalPanel Input { margin: 0; }
+    """
+
+    class Answered(Message):
+        def __init__(self, question: Question, decision: Decision) -> None:
+            super().__init__()
+            self.question = question
+            self.decision = decision
+
+    class EditRequested(Message):
+        """``e``: the app opens the proposal in ``$EDITOR`` and answers with the user's version."""
+
+        def __init__(self, question: Question) -> None:
+            super().__init__()
+            self.question = question
+
+    def __init__(self) -> None:
+        super().__init__(id="approval")
+        self.question: Question | None = None
+        self.step = "choose"
+        """choose, scope, rule or feedback."""
+        self.rules: tuple[str, ...] = ()
+        self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS
+        self.waiting = 0
+        self._title = Static(id="approval-title")
+        self._keys = Static(id="approval-keys")
+        self._body: Widget = Static()
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        yield self._keys
+
+    # --- showing a question -------------------------------------------------------------------------
+
+    async def ask(self, question: Question, waiting: int, explanation: ShellExplanation | None) -> None:
+        self.question = question
+        self.waiting = waiting
+        self.step = "choose"
+        request = question.request
+        self.rules = request.suggested_rules
+        self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS
+        await self._remove_extras()
+        self._title.update(self._title_text(request))
+        self._body = self._make_body(request, explanation)
+        await self.mount(self._body, after=self._title)
+        self._show_keys()
+        self.display = True
+        if hasattr(self._body, "can_focus") and self._body.can_focus:
+            self._body.focus()
+        else:
+            self.focus()
+
+    async def hide(self) -> None:
+        self.question = None
+        self.display = False
+        await self._remove_extras()
+
+    async def _remove_extras(self) -> None:
+        extras = [child for child in self.children if child not in (self._title, self._keys)]
+        if extras:
+            await self.remove_children(extras)
+
+    def _title_text(self, request: ApprovalRequest) -> Text:
+        details = request.details
+        text = Text()
+        if details.type == "edit":
+            text.append("Apply this edit to ", "bold")
+            text.append(_shown_path(details.title, details.file_path), "bold underline")
+            text.append("?", "bold")
+        elif details.type == "exec":
+            text.append("Run this command?", "bold")
+        elif details.type == "mcp":
+            text.append(f"Call {details.tool_display_name}?", "bold")
+        else:
+            text.append(details.title, "bold")
+        text.append(f"   {request.display_name} · mode {request.mode.value}", "dim")
+        if self.waiting:
+            text.append(f" · {self.waiting} more waiting", "yellow")
+        return text
+
+    def _make_body(self, request: ApprovalRequest, explanation: ShellExplanation | None) -> Widget:
+        details = request.details
+        if details.type == "edit":
+            try:  # TEMPORARY until the diff view lands
+                from qcli.widgets.diff_view import DiffView
+
+                path = _shown_path(details.title, details.file_path)
+                view: Widget = DiffView.for_confirmation(path, details)
+                view.id = "approval-body"
+                view.add_class("-diff")
+                return view
+            except (ImportError, AttributeError):
+                return VerticalScroll(Static(Text(details.file_diff)), id="approval-body")
+        if details.type == "exec":
+            body: RenderableType = shell_body(details.command, details.directory, explanation)
+        else:
+            body = arguments_body(request)
+        scroll = VerticalScroll(Static(body), id="approval-body")
+        return scroll
+
+    def _show_keys(self) -> None:
+        request = self.question.request if self.question else None
+        text = Text()
+
+        def key(name: str, words: str) -> None:
+            text.append(f"[{name}]", "bold reverse")
+            text.append(f" {words}   ")
+
+        if request is None:
+            self._keys.update(text)
+            return
+        if self.step == "choose":
+            key("y", "yes, once")
+            if request.suggested_rules:
+                key("a", "always…")
+            if request.server_rules:
+                key("v", f"always, all of {request.details.server_name}…")  # type: ignore[union-attr]
+            if request.details.type == "edit":
+                key("e", "edit it yourself")
+                key("s", "split/unified")
+            key("n", "no (esc)")
+        elif self.step == "scope":
+            text.append("Allow from now on: ", "bold")
+            text.append(", ".join(self.rules) + "\n", "bold cyan")
+            for letter, scope in SCOPES.items():
+                key(letter, f"for {SCOPE_WORDS[scope]}")
+            text.append("\n")
+            key("r", "edit the rule")
+            key("esc", "back")
+        elif self.step == "rule":
+            text.append("Edit the rule, then Enter (Esc to go back)", "bold")
+        elif self.step == "feedback":
+            text.append("Tell the model why, or what to do instead (Enter sends, Esc skips)", "bold")
+        self._keys.update(text)
+
+    # --- answering ----------------------------------------------------------------------------------
+
+    def _answer(self, decision: Decision) -> None:
+        if self.question is not None:
+            self.post_message(self.Answered(self.question, decision))
+
+    async def _enter_step(self, step: str) -> None:
+        self.step = step
+        for field in self.query(Input):
+            await field.remove()
+        if step == "rule":
+            for rule in self.rules:
+                await self.mount(Input(rule, classes="rule-input"), before=self._keys)
+            self.query(Input).first().focus()
+        elif step == "feedback":
+            field = Input(placeholder="(optional) why not, or what to do instead", id="feedback")
+            await self.mount(field, before=self._keys)
+            field.focus()
+        else:
+            self.focus()
+        self._show_keys()
+
+    async def on_key(self, event: events.Key) -> None:
+        if self.question is None or isinstance(self.screen.focused, Input):
+            if event.key == "escape" and self.step in ("rule", "feedback"):
+                event.stop()
+                if self.step == "feedback":
+                    self._answer(Decision.reject())
+                else:
+                    await self._enter_step("scope")
+            return
+        request = self.question.request
+        key = event.character or event.key
+        if self.step == "choose":
+            if key == "y":
+                self._answer(Decision.once())
+            elif key == "a" and request.suggested_rules:
+                self.rules, self.outcome = request.suggested_rules, ToolConfirmationOutcome.PROCEED_ALWAYS
+                await self._enter_step("scope")
+            elif key == "v" and request.server_rules:
+                self.rules = request.server_rules
+                self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
+                await self._enter_step("scope")
+            elif key == "e" and request.details.type == "edit":
+                self.post_message(self.EditRequested(self.question))
+            elif key in ("n", "escape"):
+                await self._enter_step("feedback")
+            elif key == "s" and request.details.type == "edit":
+                toggle = getattr(self._body, "action_toggle_split", None)
+                if toggle is not None:
+                    toggle()
+            else:
+                return
+            event.stop()
+        elif self.step == "scope":
+            if key in SCOPES:
+                self._answer(Decision(self.outcome, scope=SCOPES[key], rules=self.rules))
+            elif key == "r":
+                await self._enter_step("rule")
+            elif key == "escape":
+                await self._enter_step("choose")
+            else:
+                return
+            event.stop()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.step == "feedback":
+            self._answer(Decision.reject(event.value.strip() or None))
+            return
+        edited = tuple(field.value.strip() for field in self.query(Input) if field.value.strip())
+        problems = []
+        for rule in edited:
+            try:
+                split_rule(rule)
+            except RuleSyntaxError as error:
+                problems.append(f"{rule}: {error}")
+        if not edited:
+            problems.append("a rule cannot be empty")
+        if problems:
+            self.notify("; ".join(problems), severity="error", title="Not a valid rule")
+            return
+        self.rules = edited
+        await self._enter_step("scope")

@@ -1,0 +1,85 @@
+"""The line under the prompt: model, approval mode, context used, MCP servers, folder and git branch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+MODE_STYLES = {
+    "default": "bold",
+    "auto-edit": "bold yellow",
+    "plan": "bold cyan",
+    "yolo": "bold white on red",
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    model: str = "starting…"
+    mode: str = "default"
+    context_tokens: int = 0
+    context_window: int = 0
+    mcp_ready: int = 0
+    mcp_failed: int = 0
+    mcp_total: int = 0
+    folder: str = ""
+    branch: str = ""
+    busy: str = ""
+    """What is happening now (``thinking``, ``running 2 tools``, ``waiting for you``), or nothing."""
+
+
+def tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+def status_text(status: Status) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if status.busy:
+        text.append(f"{status.busy} ", "bold magenta")
+        text.append("│ ", "dim")
+    text.append(status.model, "bold")
+    text.append(" │ ", "dim")
+    text.append(status.mode, MODE_STYLES.get(status.mode, "bold"))
+    text.append(" (shift+tab)", "dim")
+    if status.context_tokens:
+        text.append(" │ ctx ", "dim")
+        used = tokens(status.context_tokens)
+        if status.context_window:
+            percent = 100 * status.context_tokens / status.context_window
+            style = "red" if percent >= 85 else "yellow" if percent >= 60 else ""
+            text.append(f"{used} ({percent:.0f}%)", style)
+        else:
+            text.append(used)
+    if status.mcp_total:
+        text.append(" │ MCP ", "dim")
+        text.append(f"{status.mcp_ready}/{status.mcp_total}", "green" if status.mcp_ready else "")
+        if status.mcp_failed:
+            text.append(f" {status.mcp_failed} failed", "red")
+    if status.folder:
+        text.append(" │ ", "dim")
+        text.append(status.folder)
+        if status.branch:
+            text.append(f" ({status.branch})", "cyan")
+    return text
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = """
+    StatusLine { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="status-line")
+        self.status = Status()
+
+    def on_mount(self) -> None:
+        self.update(status_text(self.status))
+
+    def set(self, **changes: Any) -> None:
+        status = replace(self.status, **changes)
+        if status != self.status:
+            self.status = status
+            self.update(status_text(status))

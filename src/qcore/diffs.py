@@ -416,20 +416,17 @@ def _keys(lines: list[str], final_newline: bool) -> list[str]:
 
 def _changes(old: Sequence[str], new: Sequence[str]) -> list[_Change]:
     """The changed runs turning ``old`` into ``new`` (line keys), in order, with equal lines between."""
-    cut = _head(old, new, 0, 0, min(len(old), len(new)))
-    end = _tail(old, new, len(old), len(new), min(len(old), len(new)) - cut)
-    blocks = _Aligner(old[cut : len(old) - end], new[cut : len(new) - end]).run()
     changes: list[_Change] = []
     i = j = 0
-    for bi, bj, n in [*blocks, (len(old) - end - cut, len(new) - end - cut, 0)]:
+    for bi, bj, n in [*_Aligner(old, new).run(), (len(old), len(new), 0)]:
         if bi > i or bj > j:
-            changes.append((cut + i, cut + bi, cut + j, cut + bj))
+            changes.append((i, bi, j, bj))
         i, j = bi + n, bj + n
     return changes
 
 
 def _hunks(changes: list[_Change], old_size: int, context: int) -> tuple[Hunk, ...]:
-    """Changes less than ``2 * context`` equal lines apart share a hunk, as with ``diff -u``."""
+    """Changes at most ``2 * context`` equal lines apart share a hunk, as with ``diff -u``."""
     hunks: list[Hunk] = []
     first = 0
     while first < len(changes):

@@ -333,6 +333,8 @@ class QcliApp(App[int]):
         """Run the editor with the terminal handed over; None when it could not run."""
         from textual.app import SuspendNotSupported
 
+        if self.is_headless:  # no terminal to hand over (tests, pipes): the editor runs as it is
+            return edit(content, suffix)  # type: ignore[no-any-return]
         try:
             with self.suspend():
                 result: str | None = edit(content, suffix)

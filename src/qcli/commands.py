@@ -137,13 +137,14 @@ async def _permissions(host: CommandHost, args: str) -> None:
     if not rules:
         host.show(f"No permission rules. Approval mode: **{policy.mode.value}**.")
         return
-    rows = [
-        (str(n), rule.kind.value, f"`{rule.pattern}`", rule.source.value, str(rule.path or ""))
+    lines = [
+        f"{n}. **{rule.kind.value}** `{rule.pattern}` · {rule.source.value}"
+        + (f" (`{rule.path}`)" if rule.path else "")
         for n, rule in enumerate(rules, start=1)
     ]
     host.show(
         f"### Permission rules (mode **{policy.mode.value}**)\n\n"
-        + _table(("#", "kind", "rule", "source", "file"), rows)
+        + "\n".join(lines)
         + "\n\n`/permissions revoke N` removes one (and from its settings file)."
     )
 
@@ -229,7 +230,7 @@ async def _stats(host: CommandHost, args: str) -> None:
         ),
         ("lines", f"+{stats.lines_added} -{stats.lines_removed} in {len(stats.files_changed)} files"),
     ]
-    host.show("### Session\n\n" + _table(("", ""), rows))
+    host.show("### Session\n\n" + "\n".join(f"- **{name}**: {value}" for name, value in rows))
 
 
 async def _quit(host: CommandHost, args: str) -> None:

@@ -278,7 +278,7 @@ class ApprovalPanel(Vertical, can_focus=True):
                     await self._enter_step("scope")
             return
         request = self.question.request
-        key = event.character or event.key
+        key = event.key
         if self.step == "choose":
             if key == "y":
                 self._answer(Decision.once())

@@ -269,6 +269,9 @@ class PromptBox(Vertical):
     def _complete(self, kind: str, query: str) -> None:
         if kind == "/":
             lowered = query.lower()
+            if any(c.value == f"/{lowered}" for c in self.commands):  # complete already: Enter sends it
+                self.menu.hide()
+                return
             prefix = [c for c in self.commands if c.label[1:].startswith(lowered)]
             rest = [c for c in self.commands if c not in prefix and lowered in c.label]
             self.menu.show((prefix + rest)[: MENU_ROWS * 2])

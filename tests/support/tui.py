@@ -1,0 +1,131 @@
+"""Driving the real TUI headless: a temporary git project, an isolated home, a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from qcli.app import QcliApp
+from qcli.main import build_parser
+from qcore.llm.scripted import ScriptedLLM, Step
+from qcore.llm.types import LLMClient
+
+APP_PY = 'def greet(name):\n    return "Hello, " + name\n'
+
+
+@dataclass
+class Project:
+    root: Path
+    home: Path
+
+    def app(self, steps: Sequence[Step] | LLMClient | None = (), *flags: str) -> QcliApp:
+        """The app on ``steps`` (a scripted model), a client, or None for the model the settings give."""
+        args = build_parser().parse_args(list(flags))
+        args.query = " ".join(args.query) or None
+        llm: LLMClient | None
+        if steps is None or hasattr(steps, "stream"):
+            llm = steps  # type: ignore[assignment]
+        else:
+            llm = ScriptedLLM(list(steps), chunk_size=8)  # type: ignore[arg-type]
+        return QcliApp(args, llm=llm, cwd=self.root, home=self.home)
+
+    def path(self, name: str) -> str:
+        return str(self.root / name)
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=self.root, check=True, capture_output=True, text=True
+        ).stdout
+
+
+def make_project(tmp_path: Path, monkeypatch: object) -> Project:
+    root, home = tmp_path / "project", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    setenv = monkeypatch.setenv  # type: ignore[attr-defined]
+    delenv = monkeypatch.delenv  # type: ignore[attr-defined]
+    setenv("HOME", str(home))
+    setenv("QWEN_CODE_SYSTEM_SETTINGS_PATH", str(home / "no-system-settings.json"))
+    setenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH", str(home / "no-system-defaults.json"))
+    for key in list(os.environ):
+        if key.startswith(("OPENAI_", "QWEN_MODEL")):
+            delenv(key)
+    (root / "app.py").write_text(APP_PY)
+    project = Project(root, home)
+    project.git("init", "-q")
+    project.git("add", ".")
+    project.git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial")
+    return project
+
+
+async def until(pilot: Pilot[int], condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds; fail with the screen's text after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            app = pilot.app
+            shown = screen_text(app) if isinstance(app, QcliApp) else ""
+            raise AssertionError(f"timed out waiting for {condition}; the screen:\n{shown}")
+        await pilot.pause(0.02)
+
+
+async def ready(pilot: Pilot[int]) -> QcliApp:
+    app = pilot.app
+    assert isinstance(app, QcliApp)
+    await until(pilot, app.ready.is_set)
+    return app
+
+
+async def question(pilot: Pilot[int], kind: str | None = None) -> QcliApp:
+    """Wait until a question (of ``kind``: edit, exec, mcp, info) is on screen."""
+    app = pilot.app
+    assert isinstance(app, QcliApp)
+
+    def shown() -> bool:
+        asked = app.approval.question
+        return (
+            asked is not None
+            and app.approval.display
+            and (kind is None or asked.request.details.type == kind)
+        )
+
+    await until(pilot, shown)
+    await pilot.pause()
+    return app
+
+
+async def idle(pilot: Pilot[int]) -> QcliApp:
+    """Wait until no turn runs and nothing is queued."""
+    app = pilot.app
+    assert isinstance(app, QcliApp)
+    await until(pilot, lambda: app.ready.is_set() and app.turn_signal is None and not app.pending)
+    await pilot.pause()
+    return app
+
+
+async def type_text(pilot: Pilot[int], text: str) -> None:
+    """Type ``text`` into the prompt as keys would (one press per character)."""
+    keys = ["space" if ch == " " else ch for ch in text]
+    await pilot.press(*keys)
+
+
+def screen_text(app: QcliApp) -> str:
+    """What the terminal shows now, as plain text (from the screenshot Textual exports)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    rows: dict[str, list[tuple[float, str]]] = {}
+    for x, y, text in re.findall(r'<text[^>]*?x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        rows.setdefault(y, []).append((float(x), html.unescape(text).replace("\xa0", " ")))
+    return "\n".join(
+        "".join(text for _, text in sorted(parts))
+        for _, parts in sorted(rows.items(), key=lambda r: float(r[0]))
+    )

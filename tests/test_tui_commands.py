@@ -1,0 +1,209 @@
+"""Slash commands in the TUI, and the messages a newcomer sees when the model is missing or refuses."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from qcli.widgets.conversation import Notice
+from qcore.llm.openai_client import OpenAIClient
+from qcore.llm.scripted import reply
+from qcore.permissions import ApprovalMode
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.tui import Project, idle, make_project, ready, screen_text, type_text, until
+
+MCP_SERVER = str(Path(__file__).parent / "support" / "mcp_server.py")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+def settings(project: Project, data: dict[str, object]) -> Path:
+    path = project.root / ".qwen" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def notices(app: object) -> list[str]:
+    return [n.text for n in app.conversation.query(Notice)]  # type: ignore[attr-defined]
+
+
+async def command(pilot: object, line: str) -> None:
+    await type_text(pilot, line)  # type: ignore[arg-type]
+    await pilot.press("escape", "enter")  # type: ignore[attr-defined]  # close the menu, send
+
+
+async def test_help_lists_every_command_and_the_keys(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test(size=(100, 80)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/help")
+        await until(pilot, lambda: "Ctrl+G" in screen_text(app))
+        text = screen_text(app)
+    for name in ("/tools", "/mcp", "/permissions", "/approval-mode", "/memory", "/clear", "/stats", "/quit"):
+        assert name in text
+
+
+async def test_tools_lists_what_the_model_can_call(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test(size=(100, 60)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/tools")
+        await until(pilot, lambda: "run_shell_command" in screen_text(app))
+        assert "read_file" in screen_text(app)
+
+
+async def test_mcp_shows_each_server_its_failure_and_stderr_and_reconnects(project: Project) -> None:
+    settings(
+        project,
+        {
+            "mcpServers": {
+                "good": {"command": sys.executable, "args": [MCP_SERVER, "stdio"]},
+                "broken": {"command": sys.executable, "args": [MCP_SERVER, "crash"]},
+            }
+        },
+    )
+    app = project.app([])
+    async with app.run_test(size=(110, 60)) as pilot:
+        await ready(pilot)
+        await until(
+            pilot,
+            lambda: app.status_line.status.mcp_ready == 1 and app.status_line.status.mcp_failed == 1,
+            30,
+        )
+        await command(pilot, "/mcp")
+        await until(pilot, lambda: "broken" in screen_text(app) and "connected" in screen_text(app))
+        text = screen_text(app)
+        assert "failed" in text and "the test server crashed on purpose" in text
+        assert any("broken failed" in n for n in notices(app))
+        await command(pilot, "/mcp reconnect broken")
+        await until(pilot, lambda: any(n.startswith("broken: failed") for n in notices(app)), 30)
+
+
+async def test_permissions_lists_rules_with_sources_and_revokes_from_the_file(project: Project) -> None:
+    path = settings(
+        project, {"permissions": {"allow": ["run_shell_command(make:*)"], "deny": ["edit(.env)"]}}
+    )
+    app = project.app([])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/permissions")
+        await until(pilot, lambda: "run_shell_command(make:*)" in screen_text(app))
+        assert "project" in screen_text(app)
+        await command(pilot, "/permissions revoke 1")
+        await until(pilot, lambda: any(n.startswith("Revoked allow") for n in notices(app)))
+        assert [r.pattern for r in app.session.policy.active_rules()] == ["edit(.env)"]
+    assert json.loads(path.read_text())["permissions"]["allow"] == []
+
+
+async def test_yolo_needs_a_confirmation(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        await command(pilot, "/approval-mode yolo")
+        await until(pilot, lambda: "Switch to yolo?" in screen_text(app))
+        await pilot.press("n")
+        await until(pilot, lambda: "Approval mode unchanged." in notices(app))
+        assert app.session.approval_mode is ApprovalMode.DEFAULT
+        await command(pilot, "/approval-mode yolo")
+        await until(pilot, lambda: "Switch to yolo?" in screen_text(app))
+        await pilot.press("y")
+        await until(pilot, lambda: app.session.approval_mode is ApprovalMode.YOLO)
+        assert app.status_line.status.mode == "yolo"
+        await command(pilot, "/approval-mode plan")
+        await until(pilot, lambda: app.session.approval_mode is ApprovalMode.PLAN)
+
+
+async def test_shift_tab_never_reaches_yolo(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        for _ in range(7):
+            await pilot.press("shift+tab")
+            assert app.session.approval_mode is not ApprovalMode.YOLO
+
+
+async def test_memory_add_show_and_reload(project: Project) -> None:
+    (project.root / "QWEN.md").write_text("Use tabs.\n")
+    app = project.app([])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/memory add prefers pytest")
+        await until(pilot, lambda: any("Saved to memory" in n for n in notices(app)))
+        system = str(app.session.history[0].content)
+        assert "prefers pytest" in system and "Use tabs." in system
+        (project.root / "QWEN.md").write_text("Use spaces.\n")
+        await command(pilot, "/memory reload")
+        await until(pilot, lambda: "Use spaces." in str(app.session.history[0].content))
+        await command(pilot, "/memory show")
+        await until(pilot, lambda: "QWEN.md" in screen_text(app))
+    assert "prefers pytest" in (project.home / ".qwen" / "QWEN.md").read_text()
+
+
+async def test_clear_forgets_the_conversation(project: Project) -> None:
+    app = project.app([reply("one"), reply("two")])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await idle(pilot)
+        await command(pilot, "/clear")
+        await until(pilot, lambda: any("Conversation cleared" in n for n in notices(app)))
+        assert [m.role for m in app.session.history] == ["system"]
+        assert "hello" not in screen_text(app)
+
+
+async def test_quit_and_an_unknown_command(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        await command(pilot, "/nonsense")
+        await until(pilot, lambda: any("No command /nonsense" in n for n in notices(app)))
+        await command(pilot, "/quit")
+        await pilot.pause()
+    assert not app.is_running
+
+
+async def test_no_model_configured_says_what_to_set_and_the_session_goes_on(project: Project) -> None:
+    app = project.app(None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        assert any("OPENAI_API_KEY" in n and "qcli --demo" in n for n in notices(app))
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert any("No model is configured" in n and "start qcli again" in n for n in notices(app))
+        await command(pilot, "/stats")  # still alive and usable
+        await until(pilot, lambda: "requests: 1" in screen_text(app))
+
+
+@pytest.mark.parametrize(
+    ("reply_", "expected"),
+    [
+        (Reply(status=401, error_message="bad key"), "OPENAI_API_KEY"),
+        (Reply(status=404, error_message="no such model"), "Check the model"),
+    ],
+)
+async def test_model_errors_read_as_what_to_do(
+    project: Project, openai_server: ScriptedOpenAIServer, reply_: Reply, expected: str
+) -> None:
+    openai_server.script.extend([reply_, Reply(text="fine now")])
+    client = OpenAIClient(model="m", api_key="k", base_url=openai_server.base_url, max_retries=0)
+    app = project.app(client)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert any(expected in n for n in notices(app))
+        assert "Traceback" not in screen_text(app)
+        await type_text(pilot, "again")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert app.session.history[-1].content == "fine now"

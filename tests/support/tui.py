@@ -28,11 +28,8 @@ class Project:
         """The app on ``steps`` (a scripted model), a client, or None for the model the settings give."""
         args = build_parser().parse_args(list(flags))
         args.query = " ".join(args.query) or None
-        llm: LLMClient | None
-        if steps is None or hasattr(steps, "stream"):
-            llm = steps  # type: ignore[assignment]
-        else:
-            llm = ScriptedLLM(list(steps), chunk_size=8)  # type: ignore[arg-type]
+        scripted = steps is not None and not hasattr(steps, "stream")
+        llm: LLMClient | None = ScriptedLLM(list(steps), chunk_size=8) if scripted else steps  # type: ignore[arg-type,assignment]
         return QcliApp(args, llm=llm, cwd=self.root, home=self.home)
 
     def path(self, name: str) -> str:
@@ -64,10 +61,10 @@ def make_project(tmp_path: Path, monkeypatch: object) -> Project:
     return project
 
 
-async def until(pilot: Pilot[int], condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Let the app run until ``condition()`` holds; fail with the screen's text after ``timeout``."""
+async def until(pilot: Pilot[int], condition: Callable[[], object], seconds: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds; fail with the screen's text after ``seconds``."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + seconds
     while not condition():
         if loop.time() > deadline:
             app = pilot.app

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Markdown
 
 from qcli.history import PromptHistory, history_path
 from qcli.transcript import Transcript
@@ -416,6 +415,8 @@ class QcliApp(App[int]):
         self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
 
     def show_markdown(self, markdown: str) -> None:
+        from textual.widgets import Markdown
+
         block = Markdown(markdown, classes="command-output")
         self.conversation.add(block)
         self.transcript.add("command", markdown)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.text import Text
 
@@ -54,6 +53,8 @@ class Transcript:
         return out
 
     def print(self, console: Console, turns: int = 10) -> None:
+        from rich.markdown import Markdown
+
         entries = self.last_turns(turns)
         if len(entries) < len(self.entries):
             console.print(Text(f"… {len(self.entries) - len(entries)} earlier entries not shown", "dim"))

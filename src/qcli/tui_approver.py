@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from qcore.permissions import ApprovalRequest, Decision
+if TYPE_CHECKING:  # the engine loads after the first frame; these are only names here
+    from qcore.permissions import ApprovalRequest, Decision
 
 
 @dataclass(eq=False)

@@ -23,19 +23,17 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from qcli.tui_approver import Question
-from qcore.permissions import Decision
-from qcore.permissions.policy import ShellExplanation
-from qcore.permissions.rules import RuleSource, RuleSyntaxError, split_rule
-from qcore.tools.confirmation import ToolConfirmationOutcome
 
-if TYPE_CHECKING:
-    from qcore.permissions import ApprovalRequest
+if TYPE_CHECKING:  # the engine's modules load with the first question, not with the first frame
+    from qcore.permissions import ApprovalRequest, Decision
+    from qcore.permissions.policy import ShellExplanation
 
-SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
+SCOPES = {"s": "session", "p": "project", "u": "user"}
+"""Keys to rule scopes (``RuleSource`` values)."""
 SCOPE_WORDS = {
-    RuleSource.SESSION: "this session",
-    RuleSource.PROJECT: "this project (.qwen/settings.json)",
-    RuleSource.USER: "you, in every project (~/.qwen/settings.json)",
+    "session": "this session",
+    "project": "this project (.qwen/settings.json)",
+    "user": "you, in every project (~/.qwen/settings.json)",
 }
 VERDICT_STYLES = {
     "read-only": ("✓", "green", "read-only"),
@@ -133,7 +131,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.step = "choose"
         """choose, scope, rule or feedback."""
         self.rules: tuple[str, ...] = ()
-        self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS
+        self.outcome = "proceed_always"
+        """The "always" answer being put together: ``proceed_always`` or ``proceed_always_server``."""
         self.waiting = 0
         self._title = Static(id="approval-title")
         self._keys = Static(id="approval-keys")
@@ -151,7 +150,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.step = "choose"
         request = question.request
         self.rules = request.suggested_rules
-        self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS
+        self.outcome = "proceed_always"
         await self._remove_extras()
         self._title.update(self._title_text(request))
         self._body = self._make_body(request, explanation)
@@ -252,6 +251,11 @@ class ApprovalPanel(Vertical, can_focus=True):
         if self.question is not None:
             self.post_message(self.Answered(self.question, decision))
 
+    def _reject(self, feedback: str | None = None) -> None:
+        from qcore.permissions import Decision
+
+        self._answer(Decision.reject(feedback))
+
     async def _enter_step(self, step: str) -> None:
         self.step = step
         for field in self.query(Input):
@@ -273,21 +277,24 @@ class ApprovalPanel(Vertical, can_focus=True):
             if event.key == "escape" and self.step in ("rule", "feedback"):
                 event.stop()
                 if self.step == "feedback":
-                    self._answer(Decision.reject())
+                    self._reject()
                 else:
                     await self._enter_step("scope")
             return
+        from qcore.permissions import Decision
+        from qcore.permissions.rules import RuleSource
+        from qcore.tools.confirmation import ToolConfirmationOutcome
+
         request = self.question.request
         key = event.key
         if self.step == "choose":
             if key == "y":
                 self._answer(Decision.once())
             elif key == "a" and request.suggested_rules:
-                self.rules, self.outcome = request.suggested_rules, ToolConfirmationOutcome.PROCEED_ALWAYS
+                self.rules, self.outcome = request.suggested_rules, "proceed_always"
                 await self._enter_step("scope")
             elif key == "v" and request.server_rules:
-                self.rules = request.server_rules
-                self.outcome = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
+                self.rules, self.outcome = request.server_rules, "proceed_always_server"
                 await self._enter_step("scope")
             elif key == "e" and request.details.type == "edit":
                 self.post_message(self.EditRequested(self.question))
@@ -302,7 +309,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             event.stop()
         elif self.step == "scope":
             if key in SCOPES:
-                self._answer(Decision(self.outcome, scope=SCOPES[key], rules=self.rules))
+                outcome = ToolConfirmationOutcome(self.outcome)
+                self._answer(Decision(outcome, scope=RuleSource(SCOPES[key]), rules=self.rules))
             elif key == "r":
                 await self._enter_step("rule")
             elif key == "escape":
@@ -312,9 +320,11 @@ class ApprovalPanel(Vertical, can_focus=True):
             event.stop()
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
+        from qcore.permissions.rules import RuleSyntaxError, split_rule
+
         event.stop()
         if self.step == "feedback":
-            self._answer(Decision.reject(event.value.strip() or None))
+            self._reject(event.value.strip() or None)
             return
         edited = tuple(field.value.strip() for field in self.query(Input) if field.value.strip())
         problems = []

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+from textual.strip import Strip
 
 from qcli.widgets.diff_view import (
     SPLIT_MIN_WIDTH,
@@ -242,6 +243,22 @@ async def test_auto_mode_picks_the_layout_by_width(width: int, split: bool) -> N
         await pilot.pause()
         assert view.auto_split and view.split is split
         assert ("│" in view.render_line(3).text) is split
+
+
+async def test_auto_mode_picks_the_layout_before_the_first_frame() -> None:
+    """The first frame is rendered before the first Resize event: it must already be side by side."""
+    layouts: list[bool] = []
+
+    class Recording(DiffView):
+        def render_line(self, y: int) -> Strip:
+            layouts.append(self.split)
+            return super().render_line(y)
+
+    app = DiffApp([])
+    async with app.run_test(size=(160, 30)) as pilot:
+        await app.mount(Recording([("src/demo.py", structured_diff(OLD_PY, NEW_PY))]))
+        await pilot.pause()
+        assert layouts and all(layouts)
 
 
 async def test_auto_mode_reflows_on_resize() -> None:

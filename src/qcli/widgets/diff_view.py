@@ -49,7 +49,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.content import Content, Span
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
@@ -584,6 +584,7 @@ class DiffView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
+        self._schedule_highlight()  # an ANSI theme swaps the highlight styles
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -594,6 +595,11 @@ class DiffView(ScrollView, can_focus=True):
             self.jump_to_file(file)
 
     # ---------------------------------------------------------------- rendering
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The first frame is rendered before the first Resize event arrives: pick the layout now.
+        self._follow_width()
+        return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -661,11 +667,9 @@ class DiffView(ScrollView, can_focus=True):
                 self._title(f" {self.paths[file]}", self.diffs[file], position), "diff-view--heading", width
             )
         if kind is RowKind.SUMMARY:
-            added = sum(diff.added for diff in self.diffs)
-            removed = sum(diff.removed for diff in self.diffs)
-            fake = _Totals(added, removed)
+            totals = _Totals(sum(d.added for d in self.diffs), sum(d.removed for d in self.diffs))
             return self._full_row(
-                self._title(f" {len(self.diffs)} files changed", fake, ""), "diff-view--heading", width
+                self._title(f" {len(self.diffs)} files changed", totals, ""), "diff-view--heading", width
             )
         # FILE_LIST
         return self._full_row(
@@ -946,3 +950,36 @@ def _estimate_text_width(diffs: Sequence[StructuredDiff]) -> int:
 class _Totals(NamedTuple):
     added: int
     removed: int
+
+
+def _demo() -> None:
+    """``python -m qcli.widgets.diff_view [WIDTH]``: this module against an edited copy of itself."""
+    from pathlib import Path
+
+    from textual.app import App, ComposeResult
+
+    from qcore.diffs import structured_diff
+
+    source = Path(__file__).read_text()
+    edited = source.replace("segment", "piece").replace(
+        "    def _jump_after", "    # Jumps.\n    def _jump_after"
+    )
+    files = [
+        ("src/qcli/widgets/diff_view.py", structured_diff(source, edited)),
+        ("notes.txt", structured_diff("a\n", "b\n")),
+    ]
+
+    class Demo(App[None]):
+        BINDINGS: ClassVar[list[BindingType]] = [("s", "toggle_split", "Split"), ("q", "quit", "Quit")]
+
+        def compose(self) -> ComposeResult:
+            yield DiffView(files)
+
+        def action_toggle_split(self) -> None:
+            self.query_one(DiffView).action_toggle_split()
+
+    Demo().run()
+
+
+if __name__ == "__main__":
+    _demo()

@@ -63,6 +63,7 @@ class DiffApp(App[None]):
         self.files = files
         self.options = options
         self.changes: list[tuple[int, str]] = []
+        self.animation_level = "none"  # page keys scroll at once
 
     def compose(self) -> ComposeResult:
         yield DiffView(self.files, **self.options)
@@ -307,6 +308,38 @@ async def test_highlighting_arrives_from_a_worker() -> None:
         row = next(y for y in range(30) if 'print(f"Hello' in view.render_line(y).text)
         backgrounds = {segment.style.bgcolor for segment in view.render_line(row) if segment.text.strip()}
         assert len(backgrounds) >= 2
+
+
+async def test_lines_are_highlighted_in_context_so_a_docstring_line_is_a_string() -> None:
+    old = 'def f():\n    """Doc.\n\n    line two\n    """\n    return 1\n'
+    diff = structured_diff(old, old.replace("line two", "line 2"))
+    app = DiffApp([("doc.py", diff)], split=False)
+    async with app.run_test(size=(80, 12)) as pilot:
+        view = app.query_one(DiffView)
+        await settle(pilot)
+        rows = screen_rows(view)
+
+        def italic(word: str, on_row: str) -> bool | None:
+            row = next(y for y, text in enumerate(rows) if on_row in text)
+            return next(s.style.italic for s in view.render_line(row) if word in s.text)
+
+        # Textual's highlight theme sets docstrings in italics; "line 2" is one only in its context.
+        assert italic('"""Doc.', '"""Doc.') and italic("line", "line 2") and not italic("return", "return 1")
+
+
+async def test_scrolling_a_huge_diff_highlights_where_the_view_lands() -> None:
+    diff = every_tenth_changed(100_000)
+    app = DiffApp([("big.py", diff)], split=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(DiffView)
+        view.focus()
+        for _ in range(5):
+            await pilot.press("pagedown")
+        view.scroll_to(y=45_000, animate=False, immediate=True)
+        await settle(pilot)
+        row = next(y for y in range(30) if "compute(" in view.render_line(y).text)
+        assert len({s.style.color for s in view.render_line(row) if s.text.strip()}) >= 3
+        assert len(view._highlights) < 1_000  # only around where the view has been
 
 
 async def test_without_a_lexer_rows_stay_plain() -> None:

@@ -77,6 +77,8 @@ HIGHLIGHT_BRIDGE = 40
 """Runs of wanted lines closer than this are highlighted as one text."""
 HIGHLIGHT_MAX_LINES = 4_000
 """At most this many lines per highlighting job; the next job takes the rest."""
+HIGHLIGHT_CACHE_LINES = 20_000
+"""Highlighted lines kept (least recently used go), so scrolling through a huge diff keeps memory bounded."""
 
 # C0 controls and DEL shown as a replacement character (a tab is expanded before this applies).
 _CONTROL = {**{code: "\N{REPLACEMENT CHARACTER}" for code in range(32)}, 127: "\N{REPLACEMENT CHARACTER}"}
@@ -470,7 +472,8 @@ class DiffView(ScrollView, can_focus=True):
         self._emphasis: LRUCache[
             tuple[int, int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]
         ] = LRUCache(1024)
-        self._highlights: dict[tuple[int, int], dict[int, LineSpans]] = {}
+        self._highlights: LRUCache[tuple[int, int, int], LineSpans] = LRUCache(HIGHLIGHT_CACHE_LINES)
+        """Spans by (file, side, line)."""
         self._plain_files: set[int] = set()
         self._highlighter = _Highlighter(tab_size)
         self._highlight_worker: Worker[_HighlightResult] | None = None
@@ -770,10 +773,10 @@ class DiffView(ScrollView, can_focus=True):
                 "diff-view--removed-emphasis" if marker == "-" else "diff-view--added-emphasis"
             )
             spans.extend(Span(start, end, emphasis_style) for start, end in emphasis)
-        key, at = (
-            ((file, NEW), new) if new is not None and (show == NEW or marker == " ") else ((file, OLD), old)
+        key = (
+            (file, NEW, new) if new is not None and (show == NEW or marker == " ") else (file, OLD, old or 0)
         )
-        if (found := self._highlights.get(key, {}).get(at or 0)) is not None:
+        if (found := self._highlights.get(key)) is not None:
             spans.extend(Span(start, end, style) for start, end, style in found)  # after: token colours win
         content = Content(display_text(raw, self.tab_size), spans)
         if len(raw) > MAX_LINE_CHARS:
@@ -822,13 +825,21 @@ class DiffView(ScrollView, can_focus=True):
         return dict(theme.STYLES)
 
     def _wanted_lines(self) -> dict[tuple[int, int], list[int]]:
-        """Lines (by file and side) without highlighting in the visible rows plus a screen either side."""
-        split, height = self.split, max(self.size.height, 1)
-        top = round(self.scroll_y)
-        first, last = max(top - height, 0), min(top + 2 * height, self.rows.count(split))
-        wanted: dict[tuple[int, int], list[int]] = {}
+        """Lines (by file and side) to highlight next: none while the rows within half a screen of the view
+        are done; else every missing line within a screen of it. So scrolling row by row starts a job every
+        half screen, not every row."""
+        height, top, count = max(self.size.height, 1), round(self.scroll_y), self.rows.count(self.split)
+        half = height // 2
+        if not self._missing_lines(max(top - half, 0), min(top + height + half, count)):
+            return {}
+        return self._missing_lines(max(top - height, 0), min(top + 2 * height, count))
+
+    def _missing_lines(self, first: int, last: int) -> dict[tuple[int, int], list[int]]:
+        """Lines shown in rows ``first`` to ``last`` (by file and side) that have no highlighting yet."""
+        split = self.split
+        shown: dict[tuple[int, int], list[int]] = {}
         if first >= last:
-            return wanted
+            return shown
         starts = self.rows.starts(split)
         index, _ = self.rows.locate(first, split)
         segments = self.rows.segments
@@ -838,26 +849,19 @@ class DiffView(ScrollView, can_focus=True):
             index += 1
             if file in self._plain_files:
                 continue
-            if kind is RowKind.EQUAL:
-                wanted.setdefault((file, NEW), []).extend(range(b + lo, b + hi))
+            if kind is RowKind.EQUAL:  # shown with the new side's highlighting
+                shown.setdefault((file, NEW), []).extend(range(b + lo, b + hi))
             elif kind is RowKind.CHANGE:
-                deleted, inserted = b, d
-                if split:
-                    old_range = range(lo, min(hi, deleted))
-                    new_range = range(lo, min(hi, inserted))
-                else:
-                    old_range = range(lo, min(hi, deleted))
-                    new_range = range(max(lo - deleted, 0), max(hi - deleted, 0))
-                wanted.setdefault((file, OLD), []).extend(a + i for i in old_range)
-                wanted.setdefault((file, NEW), []).extend(c + i for i in new_range)
-        for key, lines in list(wanted.items()):
-            done = self._highlights.get(key, {})
-            missing = [line for line in lines if line not in done]
-            if missing:
-                wanted[key] = missing
-            else:
-                del wanted[key]
-        return wanted
+                old_rows = range(lo, min(hi, b))
+                new_rows = range(lo, min(hi, d)) if split else range(max(lo - b, 0), max(hi - b, 0))
+                shown.setdefault((file, OLD), []).extend(a + i for i in old_rows)
+                shown.setdefault((file, NEW), []).extend(c + i for i in new_rows)
+        done = self._highlights
+        missing: dict[tuple[int, int], list[int]] = {}
+        for (file, side), lines in shown.items():
+            if todo := [line for line in lines if (file, side, line) not in done]:
+                missing[file, side] = todo
+        return missing
 
     def _highlight_jobs(self, wanted: dict[tuple[int, int], list[int]]) -> list[_HighlightJob]:
         jobs: list[_HighlightJob] = []
@@ -921,9 +925,8 @@ class DiffView(ScrollView, can_focus=True):
             results, plain = result
             self._plain_files |= plain
             for file, side, start, spans in results:
-                store = self._highlights.setdefault((file, side), {})
                 for offset, line_spans in enumerate(spans):
-                    store[start + offset] = line_spans
+                    self._highlights[(file, side, start + offset)] = line_spans
             self._strips.clear()
             self.refresh()
             self._schedule_highlight()

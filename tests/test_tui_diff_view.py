@@ -271,7 +271,7 @@ async def test_auto_mode_reflows_on_resize() -> None:
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert not view.split
-        assert all(len(row) == view.size.width for row in screen_rows(view))
+        assert all(len(row) == view.scrollable_content_region.width for row in screen_rows(view))
         assert "│" not in view.render_line(3).text
 
 
@@ -423,21 +423,29 @@ async def test_markers_keep_the_diff_readable_without_colour(monkeypatch: pytest
         assert "import" in app.export_screenshot()
 
 
-async def test_long_lines_scroll_horizontally_with_the_gutter_fixed() -> None:
+@pytest.mark.parametrize(("split", "size"), [(False, (60, 6)), (True, (100, 6))])
+async def test_long_lines_scroll_horizontally_with_the_gutter_fixed(
+    split: bool, size: tuple[int, int]
+) -> None:
     long_line = "x = [" + ", ".join(str(i) for i in range(60)) + "]"
-    diff = structured_diff("a = 1\n", f"a = 1\n{long_line}\n")
-    app = DiffApp([("wide.py", diff)], split=False)
-    async with app.run_test(size=(60, 10)) as pilot:
+    # Enough lines for a vertical scrollbar in the split case, which takes columns from the rows.
+    old = "".join(f"a{i} = {i}\n" for i in range(60))
+    diff = structured_diff(old, old.replace("a1 = 1\n", f"a1 = 1\n{long_line}\n"))
+    app = DiffApp([("wide.py", diff)], split=split)
+    async with app.run_test(size=size) as pilot:
         view = app.query_one(DiffView)
         view.focus()
         await pilot.pause()
-        assert view.virtual_size.width > view.size.width
-        before = view.render_line(3).text
-        assert before.startswith("    2 + x = [0, 1")
-        view.scroll_to(x=20, animate=False, immediate=True)
+        row = next(y for y in range(size[1]) if "x = [0, 1" in view.render_line(y).text)
+        assert view.render_line(row).text.split("│")[-1].lstrip().startswith("3 + x = [0, 1")
+        await pilot.press("right", "right", "right")
+        after = view.render_line(row).text.split("│")[-1]
+        assert after.lstrip().startswith("3 + ") and "x = [0" not in after
+        view.scroll_to(x=view.max_scroll_x, animate=False, immediate=True)
         await pilot.pause()
-        after = view.render_line(3).text
-        assert after.startswith("    2 + ") and "x = [0" not in after and len(after) == view.size.width
+        text = view.render_line(row).text
+        assert len(text) == view.scrollable_content_region.width
+        assert text.rstrip().endswith("58, 59]")  # the end of the line is reachable, not hidden
 
 
 async def test_empty_and_new_file_diffs() -> None:

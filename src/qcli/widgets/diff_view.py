@@ -540,6 +540,8 @@ class DiffView(ScrollView, can_focus=True):
 
     def _update_virtual_size(self) -> None:
         width = self.size.width
+        if self.rows.count(self.split) > self.size.height:
+            width -= self.styles.scrollbar_size_vertical
         if self.split:
             overflow = max(0, self._text_width - (self._half_widths(width)[0] - self._fixed_width()))
             # No overflow: a virtual width of 0 cannot trip a horizontal scrollbar when a vertical one appears.
@@ -607,7 +609,7 @@ class DiffView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width or self.size.width  # less a vertical scrollbar
         if row >= self.rows.count(self.split) or width <= 0:
             return Strip.blank(width, self.rich_style)
         cached = self._strips.get(row)

@@ -135,6 +135,21 @@ def test_row_index_locates_and_converts_between_layouts() -> None:
 def test_display_text_expands_tabs_and_hides_control_characters() -> None:
     assert display_text("\tx = 1", 4) == "    x = 1"
     assert display_text("a\x1b[31mb", 4) == "a\N{REPLACEMENT CHARACTER}[31mb"
+    assert display_text("crlf\r", 4) == "crlf"
+
+
+async def test_wide_characters_and_line_endings() -> None:
+    old = "名前 = '世界'\r\nkeep\r\n"
+    new = "名前 = '世界 🌍'\nkeep\r\n"
+    app = DiffApp([("wide.py", structured_diff(old, new))], split=True)
+    async with app.run_test(size=(60, 8)) as pilot:
+        view = app.query_one(DiffView)
+        await settle(pilot)
+        rows = screen_rows(view)
+        left, right = rows[2].split("│")
+        assert left.rstrip().endswith("'世界'␍") and right.rstrip().endswith("'世界 🌍'")
+        assert rows[3].split("│")[0].rstrip().endswith("keep")  # unchanged: no CR shown
+        assert all(view.render_line(y).cell_length == view.scrollable_content_region.width for y in range(8))
 
 
 def test_emphasis_ranges_mark_the_changed_characters_only() -> None:
@@ -260,6 +275,19 @@ async def test_auto_mode_picks_the_layout_before_the_first_frame() -> None:
         await app.mount(Recording([("src/demo.py", structured_diff(OLD_PY, NEW_PY))]))
         await pilot.pause()
         assert layouts and all(layouts)
+
+
+async def test_setting_split_stops_following_the_width() -> None:
+    app = DiffApp([("src/demo.py", structured_diff(OLD_PY, NEW_PY))])
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(DiffView)
+        await pilot.pause()
+        view.split = True
+        await pilot.pause()
+        assert view.split and not view.auto_split and "│" in view.render_line(3).text
+        view.auto_split = True
+        await pilot.pause()
+        assert not view.split and view.auto_split
 
 
 async def test_auto_mode_reflows_on_resize() -> None:

@@ -31,8 +31,9 @@ Design:
   when the file at the top changes.
 
 Colours come from component classes over theme variables; markers keep the diff legible under
-``NO_COLOR``. Tabs are expanded and control characters shown as ``�``. Lines longer than
-``MAX_LINE_CHARS`` are cut with a note.
+``NO_COLOR``. Tabs are expanded and control characters shown as ``�`` (a terminal never sees an escape
+sequence from the diffed file). A CR before the newline is hidden on unchanged lines and shown as ``␍`` on
+changed ones, so a CRLF to LF edit is visible. Lines longer than ``MAX_LINE_CHARS`` are cut with a note.
 """
 
 from __future__ import annotations
@@ -240,7 +241,10 @@ class DiffRows:
 
 
 def display_text(line: str, tab_size: int) -> str:
-    """A line as shown: tabs expanded, control characters replaced, cut at ``MAX_LINE_CHARS``."""
+    """A line as shown: a CRLF ending dropped, tabs expanded, other control characters replaced by ``�``,
+    cut at ``MAX_LINE_CHARS``."""
+    if line.endswith("\r"):
+        line = line[:-1]
     if len(line) > MAX_LINE_CHARS:
         line = line[:MAX_LINE_CHARS]
     if "\t" in line:
@@ -414,9 +418,9 @@ class DiffView(ScrollView, can_focus=True):
     }
     """
 
-    split: reactive[bool] = reactive(False)
-    """Side by side (True) or unified (False): the layout in use."""
-    auto_split: reactive[bool] = reactive(True)
+    split: reactive[bool] = reactive(False, init=False)
+    """Side by side (True) or unified (False): the layout in use. Setting it turns ``auto_split`` off."""
+    auto_split: reactive[bool] = reactive(True, init=False)
     """Choose ``split`` from the widget's width (side by side from ``SPLIT_MIN_WIDTH`` columns)."""
     current_file: var[int] = var(0)
     """Index of the file at the top of the view (read it; ``jump_to_file`` moves)."""
@@ -479,6 +483,7 @@ class DiffView(ScrollView, can_focus=True):
         self._highlight_worker: Worker[_HighlightResult] | None = None
         self._highlight_scheduled = False
         self._highlight_theme: type | None = None
+        self._following = False  # ``split`` is being set by auto mode
 
     # ---------------------------------------------------------------- public API
 
@@ -489,7 +494,6 @@ class DiffView(ScrollView, can_focus=True):
 
     def action_toggle_split(self) -> None:
         """Switch between unified and side by side; stops following the width."""
-        self.auto_split = False
         self.split = not self.split
 
     def action_next_file(self) -> None:
@@ -552,7 +556,11 @@ class DiffView(ScrollView, can_focus=True):
 
     def _follow_width(self) -> None:
         if self.auto_split and self.outer_size.width:
-            self.split = self.outer_size.width >= SPLIT_MIN_WIDTH
+            self._following = True
+            try:
+                self.split = self.outer_size.width >= SPLIT_MIN_WIDTH
+            finally:
+                self._following = False
 
     def on_mount(self) -> None:
         self._follow_width()
@@ -570,6 +578,8 @@ class DiffView(ScrollView, can_focus=True):
             self._follow_width()
 
     def watch_split(self, was_split: bool, split: bool) -> None:
+        if not self._following:
+            self.auto_split = False  # set by the app or the user: stop following the width
         top = self.rows.convert(round(self.scroll_y), was_split)
         self._strips.clear()
         self._update_virtual_size()
@@ -783,6 +793,8 @@ class DiffView(ScrollView, can_focus=True):
         content = Content(display_text(raw, self.tab_size), spans)
         if len(raw) > MAX_LINE_CHARS:
             content = content.append(Content.styled(" …", self._visual("diff-view--note")))
+        if marker != " " and raw.endswith("\r"):  # on changed lines, so a CRLF to LF change shows
+            content = content.append(Content.styled("␍", self._visual("diff-view--note")))
         if note := self._newline_note(diff, old if side != NEW else None, new if side != OLD else None):
             content = content.append(Content.styled(note, self._visual("diff-view--note")))
         strip = Strip(content.render_segments(row_style))

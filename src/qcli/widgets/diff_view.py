@@ -57,7 +57,6 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, WorkerState
 
-from qcore.diffs import Span as DiffSpan
 from qcore.diffs import SpanKind, StructuredDiff
 
 if TYPE_CHECKING:
@@ -151,34 +150,27 @@ class DiffRows:
                 add((kind_hunk, file, index, hunk.old_start - old_end, 0, 0))
                 add_unified(1)
                 add_split(1)
-                deleted: DiffSpan | None = None  # a DELETE span waiting for the INSERT span that may follow
-                for span in hunk.spans:
-                    kind = span.kind
-                    if kind is insert:
-                        d_start, d_count = (
-                            (deleted.old_start, deleted.count) if deleted else (span.old_start, 0)
-                        )
-                        count = span.count
-                        add((kind_change, file, d_start, d_count, span.new_start, count))
-                        add_unified(d_count + count)
-                        add_split(d_count if d_count > count else count)
-                        deleted = None
-                        continue
-                    if deleted is not None:
-                        add((kind_change, file, deleted.old_start, deleted.count, deleted.new_start, 0))
-                        add_unified(deleted.count)
-                        add_split(deleted.count)
-                        deleted = None
-                    if kind is delete:
-                        deleted = span
-                    elif kind is equal:
+                spans, i = hunk.spans, 0
+                while i < len(spans):
+                    span = spans[i]
+                    i += 1
+                    if span.kind is equal:
                         add((kind_equal, file, span.old_start, span.new_start, span.count, 0))
                         add_unified(span.count)
                         add_split(span.count)
-                if deleted is not None:
-                    add((kind_change, file, deleted.old_start, deleted.count, deleted.new_start, 0))
-                    add_unified(deleted.count)
-                    add_split(deleted.count)
+                        continue
+                    # A change: a DELETE span, an INSERT span, or a DELETE span and the INSERT span after it.
+                    deleted, inserted = (span, None) if span.kind is delete else (None, span)
+                    if deleted is not None and i < len(spans) and spans[i].kind is insert:
+                        inserted = spans[i]
+                        i += 1
+                    removed = deleted.count if deleted else 0
+                    added = inserted.count if inserted else 0
+                    old_start = deleted.old_start if deleted else span.old_start
+                    new_start = inserted.new_start if inserted else span.new_start
+                    add((kind_change, file, old_start, removed, new_start, added))
+                    add_unified(removed + added)
+                    add_split(max(removed, added))
                 old_end = hunk.old_start + hunk.old_count
             if (trailing := len(diff.old_lines) - old_end) > 0:
                 add((RowKind.TRAILER, file, trailing, 0, 0, 0))

@@ -193,16 +193,13 @@ class ApprovalPanel(Vertical, can_focus=True):
     def _make_body(self, request: ApprovalRequest, explanation: ShellExplanation | None) -> Widget:
         details = request.details
         if details.type == "edit":
-            try:  # TEMPORARY until the diff view lands
-                from qcli.widgets.diff_view import DiffView
+            from qcli.widgets.diff_view import DiffView
+            from qcore.diffs import structured_diff
 
-                path = _shown_path(details.title, details.file_path)
-                view: Widget = DiffView.for_confirmation(path, details)
-                view.id = "approval-body"
-                view.add_class("-diff")
-                return view
-            except (ImportError, AttributeError):
-                return VerticalScroll(Static(Text(details.file_diff)), id="approval-body")
+            diff = details.structured or structured_diff(details.original_content, details.new_content)
+            view = DiffView([(_shown_path(details.title, details.file_path), diff)], id="approval-body")
+            view.add_class("-diff")
+            return view
         if details.type == "exec":
             body: RenderableType = shell_body(details.command, details.directory, explanation)
         else:

@@ -73,9 +73,10 @@ def _project(root: Path, lines: int) -> None:
 
 async def _conversation_latency(messages: int, presses: int) -> float:
     """Keystrokes after ``messages`` messages went through the conversation (half questions, half answers)."""
+    from tests.support.tui import Project, ready
+
     from qcli.widgets.assistant import AssistantTurn
     from qcli.widgets.conversation import UserMessage
-    from tests.support.tui import Project, ready
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "p"
@@ -98,26 +99,39 @@ async def _conversation_latency(messages: int, presses: int) -> float:
 
 
 async def _approval_seconds(lines: int, changed_every: int | None) -> tuple[float, float]:
-    """Seconds from the tool's question being prepared to the frame that shows it, and ``diff -u``'s time."""
-    from qcore.llm.scripted import reply
+    """Seconds from the tool's question being prepared to the frame that shows it, and ``diff -u``'s time.
+
+    ``changed_every``: None for a one-line edit, 0 for a new file, n for every n-th line changed."""
     from tests.support.tui import Project, question
+
+    from qcore.llm.scripted import reply
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "p"
         _project(root, lines)
         old = (root / "big.py").read_text()
         old_lines = old.splitlines()
-        if changed_every is None:
+        if changed_every == 0:  # a new file: every line added
+            new_lines = old_lines
+            (root / "big.py").rename(Path(folder) / "old.py")
+            call = ("write_file", {"file_path": str(root / "big.py"), "content": old})
+        elif changed_every is None:
             middle = len(old_lines) // 2 + 1
             target = old_lines[middle]
-            call = ("edit", {"file_path": str(root / "big.py"), "old_string": target, "new_string": target + " + 1"})
+            call = (
+                "edit",
+                {"file_path": str(root / "big.py"), "old_string": target, "new_string": target + " + 1"},
+            )
             new_lines = [*old_lines[:middle], target + " + 1", *old_lines[middle + 1 :]]
         else:
-            new_lines = [f"{line}  # changed" if n % changed_every == 0 else line for n, line in enumerate(old_lines)]
+            new_lines = [
+                f"{line}  # changed" if n % changed_every == 0 else line for n, line in enumerate(old_lines)
+            ]
             call = ("write_file", {"file_path": str(root / "big.py"), "content": "\n".join(new_lines) + "\n"})
         (Path(folder) / "new.py").write_text("\n".join(new_lines) + "\n")
         started = time.perf_counter()
-        subprocess.run(["diff", "-u", str(root / "big.py"), str(Path(folder) / "new.py")], capture_output=True)
+        before = root / "big.py" if (root / "big.py").exists() else Path(os.devnull)
+        subprocess.run(["diff", "-u", str(before), str(Path(folder) / "new.py")], capture_output=True)
         peer = time.perf_counter() - started
 
         app = Project(root, Path(folder)).app([reply("", call), reply("ok")])
@@ -151,6 +165,7 @@ def _median(samples: list[tuple[float, float]]) -> tuple[float, float]:
 def rows(runs: int = 3) -> list[Row]:
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
     out: list[Row] = []
+
     async def settle(pilot: Any) -> None:
         await pilot.pause(0.2)
 
@@ -170,7 +185,8 @@ def rows(runs: int = 3) -> list[Row]:
         (10_000, None, "approval shown: one-line edit in a 10,000-line file"),
         (1_000, 10, "approval shown: write_file, 1,000 lines, 10% changed"),
         (10_000, 10, "approval shown: write_file, 10,000 lines, 10% changed"),
-        (100_000, 10, "approval shown: write_file, 100,000 lines, 10% changed"),
+        (100_000, 10, "approval shown: write_file, 100,000 lines, 10% changed (a 95,000-line diff)"),
+        (100_000, 0, "approval shown: write_file, a new 100,000-line file"),
     ):
         ours, peer = _median([asyncio.run(_approval_seconds(lines, every)) for _ in range(runs)])
         out.append(Row(label, ours * 1000, "`diff -u` on the same files", peer * 1000, note="goal < 300 ms"))

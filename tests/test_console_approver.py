@@ -78,7 +78,7 @@ async def test_edit_it_yourself_returns_the_editors_text(
     editor.write_text('#!/bin/sh\nprintf "by hand\\n" > "$1"\n')
     editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("VISUAL", str(editor))
-    details = EditConfirmation("Confirm Edit: a.py", "a.py", str(tmp_path / "a.py"), "-x\n+y\n", "x\n", "y\n")
+    details = EditConfirmation("Confirm Edit: a.py", "a.py", str(tmp_path / "a.py"), "x\n", "y\n")
     decision, _ = await answer(monkeypatch, request(details, tool="edit", rules=("edit",)), "e")
     assert (
         decision.outcome is ToolConfirmationOutcome.MODIFY_WITH_EDITOR and decision.new_content == "by hand\n"

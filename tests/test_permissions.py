@@ -29,7 +29,7 @@ from qcore.tools.write_file import WriteFile
 from qcore.workspace import Workspace
 from tests.support.tools import ScriptedApprover
 
-QUESTION = EditConfirmation("Confirm", "f", "/f", "", None, "")
+QUESTION = EditConfirmation("Confirm", "f", "/f", None, "")
 
 
 def rule(kind: RuleKind, pattern: str) -> Rule:

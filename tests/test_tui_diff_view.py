@@ -209,7 +209,9 @@ async def test_unified_rows_match_the_unified_diff() -> None:
         # Skipped lines are counted on the hunk rows. The old text's last line had no newline: it shows as
         # removed, with the note, and comes back with its newline on the new side (as diff -u has it).
         assert any(row.strip() == "⋯ 12 unchanged lines  @@ -23,7 +22,10 @@" for row in rows)
-        assert any(row.rstrip().endswith('-     greet("world")  \\ no newline at end of file') for row in rows)
+        assert any(
+            row.rstrip().endswith('-     greet("world")  \\ no newline at end of file') for row in rows
+        )
 
 
 async def test_split_pairs_a_replaced_line_on_one_row() -> None:

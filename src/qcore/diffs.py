@@ -256,6 +256,14 @@ def _edit_path(
     return blocks
 
 
+def _index(lines: Sequence[str], line: str, start: int, stop: int) -> int:
+    """Where ``line`` first is in ``lines[start:stop]``, or -1."""
+    for index in range(start, stop):
+        if lines[index] == line:
+            return index
+    return -1
+
+
 class _Aligner:
     """Runs of equal lines between ``a`` and ``b``, found within a budget (see the module docstring)."""
 
@@ -270,6 +278,10 @@ class _Aligner:
         gaps = [(0, len(a), 0, len(b))]
         while gaps:
             alo, ahi, blo, bhi = gaps.pop()
+            if ahi - alo == 1 and bhi - blo == 1:  # the common gap of a scattered edit: one line each side
+                if a[alo] == b[blo]:
+                    blocks.append((alo, blo, 1))
+                continue
             head = _head(a, b, alo, blo, min(ahi - alo, bhi - blo))
             if head:
                 blocks.append((alo, blo, head))
@@ -311,6 +323,13 @@ class _Aligner:
         they are final (True) or anchors whose own gaps are still to be aligned. No blocks and True: the
         gap is one replacement."""
         cells = (ahi - alo) * (bhi - blo)
+        if ahi - alo == 1 or bhi - blo == 1:  # one line on a side: it matches once in the other, or never
+            self.budget -= ahi - alo + bhi - blo
+            if ahi - alo == 1:
+                found = _index(self.b, self.a[alo], blo, bhi)
+                return ([(alo, found, 1)] if found >= 0 else []), True
+            found = _index(self.a, self.b[blo], alo, ahi)
+            return ([(found, blo, 1)] if found >= 0 else []), True
         if cells <= _EXACT_CELLS:
             self.budget -= cells
             matcher = difflib.SequenceMatcher(None, self.a[alo:ahi], self.b[blo:bhi], autojunk=False)

@@ -11,7 +11,6 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -26,17 +27,25 @@ class ToolConfirmationOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class EditConfirmation:
-    """A change to one file, shown as a diff."""
+    """A change to one file, shown as a diff: hunks for a UI, unified text (``file_diff``) written out
+    only when a front end asks for it (a 100,000-line diff is not rendered twice)."""
 
     title: str
     file_name: str
     file_path: str
-    file_diff: str
     original_content: str | None
     new_content: str
     structured: StructuredDiff | None = None
-    """The same change as hunks, for a UI to draw without parsing ``file_diff``."""
+    diff_label: str = ""
+    """The path as the unified text's header names it (relative to the workspace)."""
     type: Literal["edit"] = "edit"
+
+    @cached_property
+    def file_diff(self) -> str:
+        from qcore.diffs import structured_diff
+
+        diff = self.structured or structured_diff(self.original_content, self.new_content)
+        return diff.unified(self.diff_label or self.file_name)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from qcore.abort import AbortSignal
-from qcore.diffs import file_diff
+from qcore.diffs import file_diff, structured_diff
 from qcore.file_state import fingerprint
 from qcore.files import NotTextError, TextFile, atomic_write, decode_text
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
@@ -119,15 +119,14 @@ class FileChangeTool(BaseTool[P]):
             return None  # nothing to ask: execute reports the failure
         self._shown[id(params)] = fingerprint(proposal.original.data) if proposal.original else None
         shown = self.workspace.relative(proposal.path)
-        diff = file_diff(shown, proposal.old_text, proposal.new_text)
         return EditConfirmation(
             title=f"{self.confirm_title}: {shown}",
             file_name=proposal.path.name,
             file_path=str(proposal.path),
-            file_diff=diff.file_diff,
             original_content=proposal.old_text,
             new_content=proposal.new_text,
-            structured=diff.structured,
+            structured=structured_diff(proposal.old_text, proposal.new_text),
+            diff_label=shown,
         )
 
     async def execute(

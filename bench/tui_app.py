@@ -98,6 +98,12 @@ async def _conversation_latency(messages: int, presses: int) -> float:
         return await _keystrokes(app, fill, presses)
 
 
+def _diff_u_seconds(before: Path, after: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(["diff", "-u", str(before), str(after)], capture_output=True)
+    return time.perf_counter() - started
+
+
 async def _approval_seconds(lines: int, changed_every: int | None) -> tuple[float, float]:
     """Seconds from the tool's question being prepared to the frame that shows it, and ``diff -u``'s time.
 
@@ -129,10 +135,8 @@ async def _approval_seconds(lines: int, changed_every: int | None) -> tuple[floa
             ]
             call = ("write_file", {"file_path": str(root / "big.py"), "content": "\n".join(new_lines) + "\n"})
         (Path(folder) / "new.py").write_text("\n".join(new_lines) + "\n")
-        started = time.perf_counter()
         before = root / "big.py" if (root / "big.py").exists() else Path(os.devnull)
-        subprocess.run(["diff", "-u", str(before), str(Path(folder) / "new.py")], capture_output=True)
-        peer = time.perf_counter() - started
+        peer = _diff_u_seconds(before, Path(folder) / "new.py")
 
         app = Project(root, Path(folder)).app([reply("", call), reply("ok")])
         marks: dict[str, float] = {}

@@ -118,7 +118,8 @@ class QcliApp(App[int]):
         self.conversation.add(Notice(self._welcome()))
         self.prompt.focus()
         self.status_line.set(folder=self._folder_label())
-        self._start_engine()
+        # After the first frame is out: the engine's imports would otherwise compete with it for the GIL.
+        self.call_after_refresh(self._start_engine)
 
     def _welcome(self) -> str:
         from qcore._version import __version__

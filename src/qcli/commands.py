@@ -1,7 +1,8 @@
 """Slash commands: one table, shared by every interactive front end.
 
 A command gets a ``CommandHost`` (the front end: where to show output, how to ask, how to quit) and the
-rest of the line. Output is Markdown, so the TUI renders it and an editor protocol can pass it on.
+rest of the line. Output is Markdown, so the TUI renders it and an editor protocol can pass it on. The
+table loads with the UI's first frame (for completion); the engine's modules load when a command runs.
 """
 
 from __future__ import annotations
@@ -9,14 +10,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from qcore.agent import Session
-from qcore.permissions import ApprovalMode
-from qcore.permissions.settings_rules import SettingsRuleStore
-from qcore.stats import SessionStats
-from qcore.tools.base import MUTATOR_KINDS
-from qcore.tools.results import ToolResult
+if TYPE_CHECKING:
+    from qcore.agent import Session
+    from qcore.stats import SessionStats
+    from qcore.tools.results import ToolResult
 
 
 class CommandHost(Protocol):
@@ -80,6 +79,8 @@ async def _help(host: CommandHost, args: str) -> None:
 
 
 async def _tools(host: CommandHost, args: str) -> None:
+    from qcore.tools.base import MUTATOR_KINDS
+
     rows = []
     for tool in host.session.registry:
         server = getattr(tool, "server_name", None)
@@ -119,6 +120,8 @@ async def _mcp(host: CommandHost, args: str) -> None:
 
 
 async def _permissions(host: CommandHost, args: str) -> None:
+    from qcore.permissions.settings_rules import SettingsRuleStore
+
     policy = host.session.policy
     rules = policy.active_rules()
     words = args.split()
@@ -150,6 +153,8 @@ async def _permissions(host: CommandHost, args: str) -> None:
 
 
 async def _approval_mode(host: CommandHost, args: str) -> None:
+    from qcore.permissions import ApprovalMode
+
     wanted = args.strip()
     current = host.session.approval_mode
     if not wanted:

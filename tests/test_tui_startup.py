@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "tree_sitter", "markdown_it")
+HEAVY = ("pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it")
+"""(tree_sitter is loaded by Textual's TextArea itself when it is installed.)"""
 
 
 def test_what_the_first_frame_imports() -> None:

@@ -85,7 +85,9 @@ def _sources(app: QcliApp, event: ToolSourceUpdate) -> None:
         )
     name = event.source.removeprefix("mcp:")
     if event.state == "failed":
-        app.notice(f"{name} failed: {event.detail} (/mcp for details, /mcp reconnect to retry)", "error")
+        detail = event.detail if event.detail.startswith("failed") else f"failed: {event.detail}"
+        hint = " (/mcp for details, /mcp reconnect to retry)" if event.source.startswith("mcp:") else ""
+        app.notice(f"{name} {detail}{hint}", "error")
     elif event.state == "problem":
         app.notice(f"{name}: {event.detail}", "warning")
     elif event.state == "waiting":

@@ -106,8 +106,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         display: none;
     }
     ApprovalPanel > #approval-title { text-style: bold; }
-    ApprovalPanel > #approval-body { height: auto; max-height: 100%; }
-    ApprovalPanel > #approval-body.-diff { height: 1fr; min-height: 5; }
+    ApprovalPanel > #approval-body { height: auto; max-height: 45vh; }
+    ApprovalPanel > #approval-body.-diff { height: auto; max-height: 55vh; min-height: 5; }
     ApprovalPanel > #approval-keys { color: $text-muted; }
     ApprovalPanel Input { margin: 0; }
     """

@@ -12,7 +12,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import headless, mcp_startup, permissions, prompt, scheduler_overhead, search, startup
+from bench import (
+    diffs,
+    headless,
+    mcp_startup,
+    permissions,
+    prompt,
+    scheduler_overhead,
+    search,
+    startup,
+    tui_app,
+    tui_diff,
+    tui_launch,
+)
 from bench.common import table
 
 
@@ -25,6 +37,10 @@ def main() -> None:
         *permissions.rows(),
         *search.rows(),
         *mcp_startup.rows(),
+        *diffs.rows(),
+        *tui_launch.rows(),
+        *tui_diff.rows(),
+        *tui_app.rows(),
     ]
     print(f"Python {platform.python_version()} on {platform.machine()}, medians of repeated runs\n")
     print(table(rows))

@@ -12,12 +12,14 @@ The pieces here:
   text is ever given to Markdown and then taken back.
 - ``PlainStream`` is an append-only plain-text widget on the Line API: only the visible rows are drawn, an
   append touches only the last line, and it can soft-wrap.
-- ``StreamingMarkdown`` feeds Markdown text to an inner Textual ``Markdown`` widget, coalesced to at most
-  ``FLUSH_INTERVAL`` per update. An open fence is shown in an ``OpenFence`` (a ``PlainStream``) at the end
+- ``StreamingMarkdown`` feeds Markdown text to an inner Textual ``Markdown`` widget, at most one update
+  per ``FLUSH_INTERVAL`` (1/30 s) however many fragments arrive. An open fence is shown in an ``OpenFence`` (a ``PlainStream``) at the end
   of the document instead. When the fence closes (or the answer ends with it open) its whole source goes
-  to the ``Markdown`` in one append: it is highlighted once, in a thread, and memoised so that Textual's
-  repeated highlight calls for the same code are cache hits. Everything written reaches the ``Markdown``
-  in order, so the finished widget is exactly what ``Markdown(full_text)`` renders.
+  to the ``Markdown`` in one append, with whatever follows it in the same update. Its code is highlighted
+  once, in a thread, into a memo: Textual highlights a fence three times while mounting it, and again
+  whenever text appended after it makes ``Markdown`` re-parse it; those are memo hits, and a re-parsed
+  fence whose code did not change is not re-rendered. Everything written reaches the ``Markdown`` in
+  order, so the finished widget renders exactly as ``Markdown(full_text)``.
 - ``ReasoningBlock`` is a ``Collapsible`` ("Thinking…", then "Thought for N s"); while collapsed a write
   only appends to a list, and the text is rendered once as Markdown when it ends.
 
@@ -336,18 +338,19 @@ class PlainStream(Widget):
             return
         lines = self._lines
         pieces = text.split("\n")
-        rows_before = self._row_count() if not self.wrap else -1
+        rows_before = self.line_count
         width_before = self._max_width
         lines[-1] += pieces[0]
         for piece in pieces[1:]:
             self._max_width = max(self._max_width, cell_len(self._display(lines[-1])))
             lines.append(piece)
-        if self.wrap or self._row_count() != rows_before or self._max_width != width_before:
+        if self.wrap or self.line_count != rows_before or self._max_width != width_before:
             self.refresh(layout=True)
         else:
             self.refresh()
 
     def clear(self) -> None:
+        """Remove all the text."""
         self._lines = [""]
         self._max_width = 0
         self._wrap_width = -1
@@ -355,9 +358,6 @@ class PlainStream(Widget):
 
     def _display(self, line: str) -> str:
         return _CONTROL.sub("", line.replace("\r", "")).expandtabs(self.tab_size)
-
-    def _row_count(self) -> int:
-        return self.line_count
 
     def _rows_at(self, width: int) -> tuple[list[str], list[str]]:
         """Wrapped rows of the closed lines, and of the open last line, at this width."""
@@ -484,6 +484,14 @@ def _document_class() -> type[Markdown]:
         @classmethod
         def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
             return _highlight(code, language, ansi, dark)
+
+        async def _update_from_block(self, block: MarkdownBlock) -> None:
+            # Text appended after a closed fence re-parses it until a new block starts: don't re-render
+            # the same code (Textual's Label renders every line of it).
+            if isinstance(block, MarkdownFence) and (block.code, block.lexer) == (self.code, self.lexer):
+                self._copy_context(block)
+                return
+            await super()._update_from_block(block)
 
     class AnswerMarkdown(Markdown):
         BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (declared so by Markdown)
@@ -623,29 +631,38 @@ class StreamingMarkdown(Widget):
         self._done.set()
 
     async def _apply(self, events: list[Event]) -> None:
-        document = self.document
+        text: list[str] = []  # for the document, appended in one go (a closed fence with what follows)
+        closed: list[str] = []  # sources of fences closed in this update
         for event in events:
             if isinstance(event, MarkdownText):
-                await document.append(event.text)
-            elif isinstance(event, FenceOpened):
-                self._fence = OpenFence()
-                await document.mount(self._fence)
-                self.add_class("-fence-open")
+                text.append(event.text)
+            elif isinstance(event, FenceClosed):
+                text.append(event.source)
+                closed.append(event.source)
             elif isinstance(event, FenceCode):
                 if self._fence is not None:
                     self._fence.append(event.text)
             else:
-                await self._close_fence(document, event.source)
+                await self._append(text, closed)
+                text, closed = [], []
+                self._fence = OpenFence()
+                await self.document.mount(self._fence)
+                self.add_class("-fence-open")
+        await self._append(text, closed)
 
-    async def _close_fence(self, document: Markdown, source: str) -> None:
+    async def _append(self, text: list[str], closed: list[str]) -> None:
+        """Append to the document; a closed fence replaces its plain display in the same frame."""
+        if not text:
+            return
         app = self.app
-        await asyncio.to_thread(_prepare_highlight, source, app.native_ansi_color, app.current_theme.dark)
+        for source in closed:  # highlight off the event loop; the document then finds it in the memo
+            await asyncio.to_thread(_prepare_highlight, source, app.native_ansi_color, app.current_theme.dark)
         with app.batch_update():
-            if self._fence is not None:
+            if closed and self._fence is not None:
                 await self._fence.remove()
                 self._fence = None
-            self.remove_class("-fence-open")
-            await document.append(source)
+                self.remove_class("-fence-open")
+            await self.document.append("".join(text))
 
 
 # --- Reasoning ------------------------------------------------------------------------------------
@@ -668,7 +685,7 @@ class ReasoningBlock(Collapsible):
         border-top: none;
         padding: 0;
         & > Contents {
-            padding: 0 0 0 2;
+            padding: 0 0 0 3;
         }
         & PlainStream {
             color: $text-muted;
@@ -762,3 +779,40 @@ class ReasoningBlock(Collapsible):
     def on_mount(self) -> None:
         if not self.collapsed:
             self._show()
+
+
+def _demo() -> None:
+    """Stream reasoning, then an answer with a 400-line fence, at about 2,000 tokens per second."""
+    from textual.app import App
+    from textual.containers import VerticalScroll
+
+    code = "".join(f"    total_{i} = compute(value, {i}) + offset  # step {i}\n" for i in range(400))
+    answer = f"## A long function\n\nHere it is:\n\n```python\ndef run(value, offset):\n{code}```\n\nDone.\n"
+
+    class Demo(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield ReasoningBlock()
+                yield StreamingMarkdown()
+
+        async def on_mount(self) -> None:
+            self.query_one(VerticalScroll).anchor()
+            self.run_worker(self._stream())
+
+        async def _stream(self) -> None:
+            reasoning, stream = self.query_one(ReasoningBlock), self.query_one(StreamingMarkdown)
+            for word in re.findall(r"\s*\S+", "Reading the request, then planning the function. " * 30):
+                reasoning.write(word)
+                await asyncio.sleep(0.002)
+            reasoning.finish()
+            start = time.monotonic()
+            for index, token in enumerate(re.findall(r"\s*\S+|\s+", answer)):
+                stream.write(token)
+                await asyncio.sleep(max(0.0, start + index / 2_000 - time.monotonic()))
+            await stream.stop()
+
+    Demo().run()
+
+
+if __name__ == "__main__":
+    _demo()

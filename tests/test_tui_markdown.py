@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Markdown
@@ -228,22 +228,60 @@ async def test_streamed_prose_list_and_table_render_as_one_shot() -> None:
     assert got_screen == expected_screen
 
 
+LONG_LIST = "".join(f"- item {i} with **bold** words\n" for i in range(30))
+NUMBERED = "".join(f"{i}. step {i}\n" for i in range(1, 13))
+NESTED = (
+    "- top\n"
+    + "".join(f"  - sub {i}\n" for i in range(8))
+    + "- second\n  1. one\n  2. two\n\nAfter the list.\n"
+)
+
+
 @pytest.mark.parametrize(
-    "document",
+    ("document", "chunk"),
     [
-        "Before\n\n~~~\n```\nstill code\n~~~\n\nafter\n",
-        "````markdown\n```python\nx = 1\n```\n````\nafter\n",
-        "Intro:\n  ```js\n  let a = 1;\n    let b;\n  ```\nafter\n",
-        "- step\n\n  ```sh\n  ls -la\n  ```\n- next\n",
-        "- ```py\n  x = 1\n  ```\n\n> ```\n> quoted\n> ```\n",
-        "Text\n```python\nprint(1)\n```\n# Heading\n```\nopen at the end\n",
+        ("Before\n\n~~~\n```\nstill code\n~~~\n\nafter\n", 2),
+        ("````markdown\n```python\nx = 1\n```\n````\nafter\n", 2),
+        ("Intro:\n  ```js\n  let a = 1;\n    let b;\n  ```\nafter\n", 2),
+        ("- step\n\n  ```sh\n  ls -la\n  ```\n- next\n", 2),
+        ("- ```py\n  x = 1\n  ```\n\n> ```\n> quoted\n> ```\n", 2),
+        ("Text\n```python\nprint(1)\n```\n# Heading\n```\nopen at the end\n", 2),
+        (LONG_LIST + "\nDone.\n", 6),
+        ("Steps:\n\n" + NUMBERED, 3),
+        (NESTED, 3),
+    ],
+    ids=[
+        "tilde",
+        "four-backticks",
+        "indented",
+        "in-list-item",
+        "in-containers",
+        "two-fences",
+        "long-list",
+        "numbered",
+        "nested-lists",
     ],
 )
-async def test_fence_variants_render_as_one_shot(document: str) -> None:
+async def test_variants_render_as_one_shot(document: str, chunk: int) -> None:
     expected_blocks, expected_screen = await one_shot(document)
-    got_blocks, got_screen = await streamed(document, chunk=2)
+    got_blocks, got_screen = await streamed(document, chunk=chunk)
     assert got_blocks == expected_blocks
     assert got_screen == expected_screen
+
+
+async def test_a_growing_list_keeps_its_earlier_items_mounted() -> None:
+    app = Host(StreamingMarkdown)
+    async with app.run_test() as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        widget.write(LONG_LIST[: LONG_LIST.index("- item 10 ")])
+        await widget.flush()
+        await pilot.pause()
+        first_rows = list(widget.document.query(Horizontal))[:9]
+        widget.write(LONG_LIST[LONG_LIST.index("- item 10 ") :])
+        await widget.stop()
+        rows = list(widget.document.query(Horizontal))
+        assert len(rows) == 30
+        assert rows[:9] == first_rows  # not remounted
 
 
 def code_lines(start: int, end: int) -> str:

@@ -810,12 +810,10 @@ class ReasoningBlock(Collapsible):
         """Bring the display up to date (called when the block is shown or finishes while shown)."""
         if self._elapsed is not None and self._render_markdown:
             if not self._markdown_shown:
-                from textual.widgets import Markdown
-
                 self._markdown_shown = True
                 self._pending.clear()
                 self._body.display = False
-                self.query_one(Collapsible.Contents).mount(Markdown(self.text))
+                self.query_one(Collapsible.Contents).mount(_document_class()(self.text))
             return
         self._flush()
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from textual.widgets import Markdown
 
 __all__ = [
+    "Event",
     "FenceClosed",
     "FenceCode",
     "FenceOpened",

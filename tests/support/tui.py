@@ -114,15 +114,21 @@ async def type_text(pilot: Pilot[int], text: str) -> None:
 
 
 def screen_text(app: QcliApp) -> str:
-    """What the terminal shows now, as plain text (from the screenshot Textual exports)."""
+    """What the terminal shows now, as plain text, rebuilt cell by cell from Textual's SVG screenshot
+    (each ``<text>`` element is placed at its column; cells it does not cover are spaces)."""
     import html
     import re
 
     svg = app.export_screenshot()
-    rows: dict[str, list[tuple[float, str]]] = {}
+    cell = 12.2  # the width of one cell in Textual's export
+    rows: dict[float, dict[int, str]] = {}
     for x, y, text in re.findall(r'<text[^>]*?x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
-        rows.setdefault(y, []).append((float(x), html.unescape(text).replace("\xa0", " ")))
-    return "\n".join(
-        "".join(text for _, text in sorted(parts))
-        for _, parts in sorted(rows.items(), key=lambda r: float(r[0]))
-    )
+        row = rows.setdefault(float(y), {})
+        column = round(float(x) / cell)
+        for offset, char in enumerate(html.unescape(text).replace("\xa0", " ")):
+            row[column + offset] = char
+    lines = []
+    for _, row in sorted(rows.items()):
+        width = max(row) + 1 if row else 0
+        lines.append("".join(row.get(column, " ") for column in range(width)).rstrip())
+    return "\n".join(lines)

@@ -1,39 +1,51 @@
-"""One answer from the model: its reasoning (collapsed) and its text, streamed as Markdown."""
+"""One answer from the model: its reasoning, collapsed, then its text, streamed as Markdown.
+
+Both parts are created on their first fragment, so an answer with no reasoning has no empty block, and
+a reply that is only tool calls adds nothing to the conversation.
+"""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+
+from qcli.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
 
 
 class AssistantTurn(Vertical):
     DEFAULT_CSS = """
     AssistantTurn { height: auto; margin: 0 0 1 0; }
-    AssistantTurn > Collapsible { margin: 0; padding: 0; border: none; }
+    AssistantTurn > ReasoningBlock { margin: 0; }
     """
 
     def __init__(self) -> None:
         super().__init__(classes="assistant")
-        self.text = ""
-        self.reasoning = ""
-        self._markdown = Markdown()
-        self._stream: MarkdownStream | None = None
+        self._reasoning: ReasoningBlock | None = None
+        self._markdown: StreamingMarkdown | None = None
 
-    def compose(self) -> ComposeResult:
-        yield self._markdown
+    @property
+    def text(self) -> str:
+        return self._markdown.source if self._markdown is not None else ""
+
+    @property
+    def reasoning(self) -> str:
+        return self._reasoning.text if self._reasoning is not None else ""
 
     def write(self, fragment: str) -> None:
-        self.text += fragment
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self._markdown)
-        stream = self._stream
-        self.call_later(stream.write, fragment)
+        if self._markdown is None:
+            if self._reasoning is not None:
+                self._reasoning.finish()  # the answer began: the thinking is over
+            self._markdown = StreamingMarkdown()
+            self.mount(self._markdown)
+        self._markdown.write(fragment)
 
     def write_reasoning(self, fragment: str) -> None:
-        self.reasoning += fragment
+        if self._reasoning is None:
+            self._reasoning = ReasoningBlock()
+            self.mount(self._reasoning, before=0 if self.children else None)
+        self._reasoning.write(fragment)
 
     def finish(self) -> None:
-        if self._stream is not None:
-            self.call_later(self._stream.stop)
+        if self._reasoning is not None:
+            self._reasoning.finish()
+        if self._markdown is not None and not self._markdown.is_finished:
+            self._markdown.finish()

@@ -230,3 +230,17 @@ async def test_bang_runs_the_users_command_and_the_model_sees_it(project: Projec
         await idle(pilot)
     contents = [str(m.content) for m in app.session.history if m.role == "user"]
     assert "$ ls" in contents[0] and "app.py" in contents[0] and contents[1] == "what is there?"
+
+
+async def test_ctrl_c_copies_a_selection_before_anything_else(project: Project) -> None:
+    from textual.selection import Selection
+
+    app = project.app([])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        await type_text(pilot, "keep me")
+        notice = app.conversation.query(Notice).first()
+        app.screen.selections = {notice: Selection(None, None)}
+        await pilot.press("ctrl+c")
+        assert notice.text in app.clipboard
+        assert app.prompt.text == "keep me"  # the copy did not clear the input

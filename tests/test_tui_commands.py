@@ -13,7 +13,7 @@ from qcore.llm.openai_client import OpenAIClient
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
-from tests.support.tui import Project, idle, make_project, ready, screen_text, type_text, until
+from tests.support.tui import Project, idle, make_project, question, ready, screen_text, type_text, until
 
 MCP_SERVER = str(Path(__file__).parent / "support" / "mcp_server.py")
 
@@ -207,3 +207,20 @@ async def test_model_errors_read_as_what_to_do(
         await pilot.press("enter")
         await idle(pilot)
         assert app.session.history[-1].content == "fine now"
+
+
+async def test_the_demo_streams_asks_twice_and_removes_its_scratch_copy(project: Project) -> None:
+    app = project.app(None, "--demo")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await question(pilot, "edit")
+        scratch = app.launch.cwd  # type: ignore[union-attr]
+        assert scratch != project.root and (scratch / "greet.py").exists()
+        await pilot.press("y")
+        await question(pilot, "exec")
+        await pilot.press("y")
+        await idle(pilot)
+        assert 'return "Hello, " + name + "!"' in (scratch / "greet.py").read_text()
+        assert "Hello, world!" in screen_text(app)
+        assert app.assistant is None and app.stats.approved == 2
+    assert not scratch.exists()
+    assert (project.root / "app.py").read_text().startswith("def greet")  # the user's own files untouched

@@ -425,11 +425,17 @@ class QcliApp(App[int]):
     async def on_unmount(self) -> None:
         if self.turn_signal is not None:
             self.turn_signal.abort("qcli is closing.")
-        if self._session is not None:
-            await self._session.aclose()
-            close = getattr(self._session.llm, "aclose", None)
-            if close is not None:
-                await close()
+        try:
+            if self._session is not None:
+                await self._session.aclose()
+                close = getattr(self._session.llm, "aclose", None)
+                if close is not None:
+                    await close()
+        finally:
+            if self.launch is not None:
+                from qcli.run import remove_scratch
+
+                remove_scratch(self.launch)
 
 
 class _Host:

@@ -63,4 +63,6 @@ def unasked_hint(unasked: Unasked) -> str:
     """For ``-p``: the flags that would let a refused call run."""
     modes = "--approval-mode auto-edit or --yolo" if unasked.mode is ApprovalMode.AUTO_EDIT else "--yolo"
     rules = " ".join(f"--allowed-tools '{rule}'" for rule in unasked.rules)
-    return f"it needs approval and -p cannot ask; allow it with {modes}" + (f", or {rules}" if rules else "")
+    return f"it needs approval and there is no one to ask here; allow it with {modes}" + (
+        f", or {rules}" if rules else ""
+    )

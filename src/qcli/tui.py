@@ -13,13 +13,7 @@ from qcli.app import QcliApp
 
 def run_tui(args: argparse.Namespace) -> int:
     app = QcliApp(args)
-    try:
-        code = app.run()
-    finally:
-        if app.launch is not None:
-            from qcli.run import remove_scratch
-
-            remove_scratch(app.launch)
+    code = app.run()
     console = Console(file=sys.stdout, highlight=False)
     app.transcript.print(console)
     console.print(summary_line(app))

@@ -24,6 +24,7 @@ from bench import (
     tui_app,
     tui_diff,
     tui_launch,
+    tui_stream,
 )
 from bench.common import table
 
@@ -40,6 +41,7 @@ def main() -> None:
         *diffs.rows(),
         *tui_launch.rows(),
         *tui_diff.rows(),
+        *tui_stream.rows(),
         *tui_app.rows(),
     ]
     print(f"Python {platform.python_version()} on {platform.machine()}, medians of repeated runs\n")

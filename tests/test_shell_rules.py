@@ -166,3 +166,22 @@ def test_always_suggests_narrow_rules_for_what_is_not_yet_allowed(shell: RunShel
     )
     assert suggest == ["run_shell_command(make build:*)", "run_shell_command(cargo test:*)"]
     assert policy().suggest_rules(shell, ToolConfirmationOutcome.PROCEED_ALWAYS, ShellSubject("$X y")) == []
+
+
+def test_a_question_explains_each_part_of_the_line(shell: RunShellCommand) -> None:
+    rules = policy()
+    explained = rules.explain_shell(
+        shell, "git status && npm test > out.log; rm -rf build; $(echo ls) x; make"
+    )
+    verdicts = [(v.text, v.verdict) for v in explained.commands]
+    assert verdicts == [
+        ("git status", "read-only"),
+        ("npm test", "allowed"),
+        ("rm -rf build", "denied"),
+        ("$(echo ls) x", "asks"),
+        ("echo ls", "read-only"),
+        ("make", "asks"),
+    ]
+    assert explained.writes == ("out.log",)
+    details = {v.text: v.detail for v in explained.commands}
+    assert "npm test:*" in details["npm test"] and "rm:*" in details["rm -rf build"]

@@ -128,13 +128,15 @@ class PermissionPolicy:
                 return rule
         return None
 
-    def _command_allowed(self, tool: AnyTool, command: SimpleCommand) -> bool:
-        if is_read_only_command(command):
-            return True
-        for rule in self._rules(RuleKind.ALLOW, tool):
+    def _command_rule(self, kind: RuleKind, tool: AnyTool, command: SimpleCommand) -> Rule | None:
+        """The first rule of ``kind`` that covers this one simple command."""
+        for rule in self._rules(kind, tool):
             if rule.specifier is None or command_matches(rule.specifier, command):
-                return True
-        return False
+                return rule
+        return None
+
+    def _command_allowed(self, tool: AnyTool, command: SimpleCommand) -> bool:
+        return is_read_only_command(command) or self._command_rule(RuleKind.ALLOW, tool, command) is not None
 
     def _shell_allowed(self, tool: AnyTool, analysis: ShellAnalysis) -> bool:
         return (
@@ -211,33 +213,18 @@ class PermissionPolicy:
             if simple.transparent:
                 continue
             text = simple.text if not simple.via else f"{simple.text}  (via {simple.via})"
-            denied = next(
-                (
-                    r
-                    for r in self._rules(RuleKind.DENY, tool)
-                    if r.specifier is None or command_matches(r.specifier, simple)
-                ),
-                None,
-            )
+            denied = self._command_rule(RuleKind.DENY, tool, simple)
+            allowed = self._command_rule(RuleKind.ALLOW, tool, simple)
             if denied is not None:
                 verdicts.append(CommandVerdict(text, "denied", denied.describe()))
             elif not simple.static:
                 verdicts.append(CommandVerdict(text, "asks", "its words are only known when it runs"))
             elif is_read_only_command(simple):
                 verdicts.append(CommandVerdict(text, "read-only"))
+            elif allowed is not None:
+                verdicts.append(CommandVerdict(text, "allowed", allowed.describe()))
             else:
-                allowed = next(
-                    (
-                        r
-                        for r in self._rules(RuleKind.ALLOW, tool)
-                        if r.specifier is None or command_matches(r.specifier, simple)
-                    ),
-                    None,
-                )
-                if allowed is not None:
-                    verdicts.append(CommandVerdict(text, "allowed", allowed.describe()))
-                else:
-                    verdicts.append(CommandVerdict(text, "asks"))
+                verdicts.append(CommandVerdict(text, "asks"))
         return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(analysis.problems))
 
     # --- "always" -----------------------------------------------------------------------------------

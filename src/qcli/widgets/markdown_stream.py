@@ -22,8 +22,8 @@ The pieces:
 - ``ReasoningBlock`` is a ``Collapsible`` ("Thinking…", then "Thought for N s"); while collapsed a write
   only appends to a list, and the text is rendered once as Markdown when it ends.
 
-Textual's ``Markdown``, markdown-it and Pygments are imported on first use (``_document_class``), so
-importing this module stays cheap.
+Textual's ``Markdown``, markdown-it and Pygments are imported on first use (in ``_document_class`` and
+the highlight memo), so importing this module stays cheap.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -11,14 +13,8 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.strip import Strip
 
-from qcli.widgets.diff_view import (
-    SPLIT_MIN_WIDTH,
-    DiffRows,
-    DiffView,
-    RowKind,
-    display_text,
-    emphasis_ranges,
-)
+from qcli.widgets.diff_rows import DiffRows, RowKind, display_text, emphasis_ranges
+from qcli.widgets.diff_view import SPLIT_MIN_WIDTH, DiffView
 from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, structured_diff
 
 # A Python file and an edit with three hunks: a deletion, a 1:1 replacement, and a 1:4 replacement plus an
@@ -157,6 +153,17 @@ def test_emphasis_ranges_mark_the_changed_characters_only() -> None:
     old, new = emphasis_ranges("    return self.value * 2", "    return self.value * 3")
     assert old == [(24, 25)] and new == [(24, 25)]
     assert emphasis_ranges("completely", "different!!") == ([], [])
+
+
+def test_the_row_model_and_highlighter_import_no_textual_and_the_view_no_pygments() -> None:
+    code = (
+        "import sys, qcli.widgets.diff_rows, qcli.widgets.diff_highlight; "
+        "print(','.join(m for m in sys.modules if m.startswith(('textual', 'pygments'))), end='|'); "
+        "import qcli.widgets.diff_view; "
+        "print(','.join(m for m in sys.modules if m.startswith('pygments')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "|"
 
 
 # ---------------------------------------------------------------- unified and split layouts

@@ -19,19 +19,17 @@ from textual.widgets import Markdown
 from textual.widgets._collapsible import CollapsibleTitle
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence, MarkdownTable
 
-from qcli.widgets.markdown_stream import (
+from qcli.widgets.fences import (
     Event,
     FenceClosed,
     FenceCode,
     FenceOpened,
     FenceSplitter,
     MarkdownText,
-    OpenFence,
-    PlainStream,
-    ReasoningBlock,
-    StreamingMarkdown,
     _merge,
 )
+from qcli.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
+from qcli.widgets.plain_stream import OpenFence, PlainStream
 
 # --- The splitter, without an app -----------------------------------------------------------------
 
@@ -492,6 +490,14 @@ def test_importing_the_module_loads_neither_markdown_nor_pygments() -> None:
     code = (
         "import sys, qcli.widgets.markdown_stream; "
         "print(','.join(m for m in ('textual.widgets._markdown', 'pygments.lexers', 'markdown_it') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
+
+
+def test_the_fence_splitter_imports_no_textual() -> None:
+    code = (
+        "import sys, qcli.widgets.fences; print(','.join(m for m in sys.modules if m.startswith('textual')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""

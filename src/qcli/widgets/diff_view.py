@@ -5,21 +5,16 @@ whatever the size of the diff, and there is no widget or Python object per diff 
 
 Design:
 
-- **Row index.** ``DiffRows`` (pure, no Textual) turns the hunks of one or several ``StructuredDiff`` into
-  *segments*: a file heading, a hunk row (``⋯ 37 unchanged lines  @@ -40,7 +40,8 @@``), a run of equal
-  lines, a change (a DELETE span and the INSERT span after it, paired), the unchanged lines after the last
-  hunk. A segment is one small tuple, so the index is O(spans), not O(lines). Prefix sums of the rows per
-  segment, one list per layout (a change takes ``deleted + inserted`` rows unified, ``max(deleted,
-  inserted)`` side by side), and ``bisect`` map a row to its segment and offset.
+- **Row index.** ``DiffRows`` (``diff_rows.py``, pure) maps a row to what it shows in O(log spans), in
+  either layout, from an index that is O(spans), not O(lines).
 - **Rendering.** ``render_line`` builds the row it is asked for: fixed gutters (line numbers, the ``+``,
   ``-`` or space marker, readable without colour) and the text, cropped for horizontal scrolling so the
   gutters stay put. Rows are cached in an LRU of strips; the cache is dropped when the layout, the size,
   the theme or the highlighting changes.
-- **Highlighting.** Pygments, chosen by the file name and imported lazily, runs in a thread worker on the
-  visible rows plus a screen of margin. Consecutive lines are highlighted together (with a few lines before
-  them as context), and the result is cached per line as ``(start, end, style)`` spans whose styles are
-  Textual's ``HighlightTheme`` strings, resolved against the app's theme at render time. Rows show plain
-  text until their spans arrive, then the view refreshes; scrolling schedules the next window.
+- **Highlighting.** ``Highlighter`` (``diff_highlight.py``: Pygments, chosen by the file name and
+  imported lazily) runs in a thread worker on the visible rows plus a screen of margin, and the result is
+  cached per line as ``(start, end, style)`` spans resolved against the app's theme at render time. Rows
+  show plain text until their spans arrive, then the view refreshes; scrolling schedules the next window.
 - **Intra-line emphasis.** When a change replaces n lines with n lines, each visible pair is compared with
   ``difflib`` (lines up to ``EMPHASIS_MAX_CHARS``) and the changed characters get a stronger background.
 - **Layout.** ``split`` is the layout in use; with ``auto_split`` (the default) it follows the widget's
@@ -38,11 +33,7 @@ changed ones, so a CRLF to LF edit is visible. Lines longer than ``MAX_LINE_CHAR
 
 from __future__ import annotations
 
-import difflib
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
-from enum import IntEnum
-from itertools import accumulate
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from rich.segment import Segment
@@ -57,20 +48,30 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, WorkerState
 
-from qcore.diffs import SpanKind, StructuredDiff
+from qcli.widgets.diff_highlight import Highlighter, HighlightJob, HighlightResult, LineSpans
+from qcli.widgets.diff_rows import (
+    MAX_LINE_CHARS,
+    NEW,
+    NO_NEWLINE_NOTE,
+    OLD,
+    DiffRows,
+    RowKind,
+    SegmentTuple,
+    Totals,
+    display_text,
+    emphasis_ranges,
+    estimate_text_width,
+)
+from qcore.diffs import StructuredDiff
 
 if TYPE_CHECKING:
     from rich.style import Style as RichStyle
     from textual.style import Style
 
-__all__ = ["DiffRows", "DiffView", "RowKind"]
+__all__ = ["DiffView"]
 
 SPLIT_MIN_WIDTH = 150
 """In auto mode, the view is side by side from this many columns."""
-MAX_LINE_CHARS = 5_000
-"""Longer lines are cut (the rest is not shown), so one huge line cannot stall a frame."""
-EMPHASIS_MAX_CHARS = 400
-"""Intra-line emphasis only for pairs of lines this short."""
 HIGHLIGHT_LOOKBACK = 30
 """Lines highlighted before a run (not stored) so a run starting inside a string or comment gets its context."""
 HIGHLIGHT_BRIDGE = 40
@@ -79,267 +80,6 @@ HIGHLIGHT_MAX_LINES = 4_000
 """At most this many lines per highlighting job; the next job takes the rest."""
 HIGHLIGHT_CACHE_LINES = 20_000
 """Highlighted lines kept (least recently used go), so scrolling through a huge diff keeps memory bounded."""
-
-# C0 controls and DEL shown as a replacement character (a tab is expanded before this applies).
-_CONTROL = {**{code: "\N{REPLACEMENT CHARACTER}" for code in range(32)}, 127: "\N{REPLACEMENT CHARACTER}"}
-
-NO_NEWLINE_NOTE = "  \\ no newline at end of file"
-OLD, NEW = 0, 1
-"""Sides of a diff, as used in highlight keys."""
-
-
-class RowKind(IntEnum):
-    """What a segment of rows shows."""
-
-    SUMMARY = 0
-    """Several files: "3 files changed +12 -4"."""
-    FILE_LIST = 1
-    """Several files: one row per file; ``a`` is the number of files."""
-    HEADING = 2
-    """A file's path and counts."""
-    HUNK = 3
-    """A hunk header; ``a`` is the hunk's index, ``b`` the unchanged lines skipped before it."""
-    EQUAL = 4
-    """``c`` equal lines from old line ``a`` and new line ``b``."""
-    CHANGE = 5
-    """``b`` old lines from ``a`` deleted, ``d`` new lines from ``c`` inserted (either may be 0)."""
-    TRAILER = 6
-    """``a`` unchanged lines after the last hunk."""
-    NO_CHANGES = 7
-    """A file whose diff has no hunks."""
-
-
-SegmentTuple = tuple[RowKind, int, int, int, int, int]
-"""One segment of rows: (kind, file, a, b, c, d); ``file`` is -1 for the summary rows (see ``RowKind``)."""
-
-
-class DiffRows:
-    """The row index of one or several diffs: O(spans) to build, O(log spans) to find a row.
-
-    Pure (no Textual), so it is tested on its own. ``split`` selects the side-by-side row count, in which
-    the deleted and inserted lines of a change share rows.
-    """
-
-    def __init__(self, diffs: Sequence[StructuredDiff]) -> None:
-        self.diffs = diffs
-        segments: list[SegmentTuple] = []
-        unified: list[int] = []  # rows per segment in each layout
-        split: list[int] = []
-        self.heading_segments: list[int] = []
-        self.hunk_segments: list[int] = []
-        if len(diffs) > 1:
-            segments += [(RowKind.SUMMARY, -1, 0, 0, 0, 0), (RowKind.FILE_LIST, -1, len(diffs), 0, 0, 0)]
-            unified += [1, len(diffs)]
-            split += [1, len(diffs)]
-        add, add_unified, add_split = segments.append, unified.append, split.append
-        equal, delete, insert = SpanKind.EQUAL, SpanKind.DELETE, SpanKind.INSERT
-        kind_equal, kind_change, kind_hunk = RowKind.EQUAL, RowKind.CHANGE, RowKind.HUNK
-        for file, diff in enumerate(diffs):
-            self.heading_segments.append(len(segments))
-            add((RowKind.HEADING, file, 0, 0, 0, 0))
-            add_unified(1)
-            add_split(1)
-            if not diff.hunks:
-                add((RowKind.NO_CHANGES, file, 0, 0, 0, 0))
-                add_unified(1)
-                add_split(1)
-                continue
-            old_end = 0
-            for index, hunk in enumerate(diff.hunks):
-                self.hunk_segments.append(len(segments))
-                add((kind_hunk, file, index, hunk.old_start - old_end, 0, 0))
-                add_unified(1)
-                add_split(1)
-                spans, i = hunk.spans, 0
-                while i < len(spans):
-                    span = spans[i]
-                    i += 1
-                    if span.kind is equal:
-                        add((kind_equal, file, span.old_start, span.new_start, span.count, 0))
-                        add_unified(span.count)
-                        add_split(span.count)
-                        continue
-                    # A change: a DELETE span, an INSERT span, or a DELETE span and the INSERT span after it.
-                    deleted, inserted = (span, None) if span.kind is delete else (None, span)
-                    if deleted is not None and i < len(spans) and spans[i].kind is insert:
-                        inserted = spans[i]
-                        i += 1
-                    removed = deleted.count if deleted else 0
-                    added = inserted.count if inserted else 0
-                    old_start = deleted.old_start if deleted else span.old_start
-                    new_start = inserted.new_start if inserted else span.new_start
-                    add((kind_change, file, old_start, removed, new_start, added))
-                    add_unified(removed + added)
-                    add_split(max(removed, added))
-                old_end = hunk.old_start + hunk.old_count
-            if (trailing := len(diff.old_lines) - old_end) > 0:
-                add((RowKind.TRAILER, file, trailing, 0, 0, 0))
-                add_unified(1)
-                add_split(1)
-        self.segments = segments
-        self._counts = {False: unified, True: split}
-        self._starts: dict[bool, list[int]] = {}
-
-    def starts(self, split: bool) -> list[int]:
-        """The first row of each segment, and the total row count as a last item."""
-        if (starts := self._starts.get(split)) is None:
-            starts = self._starts[split] = [0, *accumulate(self._counts[split])]
-        return starts
-
-    def count(self, split: bool) -> int:
-        """Rows in this layout."""
-        return self.starts(split)[-1]
-
-    def locate(self, row: int, split: bool) -> tuple[int, int]:
-        """The segment holding ``row`` and the row's offset in it (``row`` must be in range)."""
-        starts = self.starts(split)
-        index = bisect_right(starts, row) - 1
-        return index, row - starts[index]
-
-    def file_at(self, row: int, split: bool) -> int:
-        """The file shown at ``row`` (0 for the summary rows above the first file)."""
-        if not self.segments:
-            return 0
-        index, _ = self.locate(min(max(row, 0), max(self.count(split) - 1, 0)), split)
-        return max(self.segments[index][1], 0)
-
-    def heading_rows(self, split: bool) -> list[int]:
-        starts = self.starts(split)
-        return [starts[index] for index in self.heading_segments]
-
-    def hunk_rows(self, split: bool) -> list[int]:
-        starts = self.starts(split)
-        return [starts[index] for index in self.hunk_segments]
-
-    def convert(self, row: int, split: bool) -> int:
-        """The row in the other layout showing what ``row`` shows in layout ``split``."""
-        if not self.segments or row >= self.count(split):
-            return self.count(not split)
-        index, offset = self.locate(row, split)
-        kind, _, _, deleted, _, _ = self.segments[index]
-        if kind is RowKind.CHANGE:
-            # Unified shows the deleted lines, then the inserted ones; split pairs them by offset.
-            if not split and offset >= deleted:
-                offset -= deleted
-            elif split and offset >= deleted:
-                offset += deleted
-        return self.starts(not split)[index] + offset
-
-    def old_line_count(self) -> int:
-        return max((len(diff.old_lines) for diff in self.diffs), default=0)
-
-    def new_line_count(self) -> int:
-        return max((len(diff.new_lines) for diff in self.diffs), default=0)
-
-
-def display_text(line: str, tab_size: int) -> str:
-    """A line as shown: a CRLF ending dropped, tabs expanded, other control characters replaced by ``�``,
-    cut at ``MAX_LINE_CHARS``."""
-    if line.endswith("\r"):
-        line = line[:-1]
-    if len(line) > MAX_LINE_CHARS:
-        line = line[:MAX_LINE_CHARS]
-    if "\t" in line:
-        line = line.expandtabs(tab_size)
-    return line.translate(_CONTROL)
-
-
-def emphasis_ranges(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The changed character ranges of a replaced line on each side; none when the lines share little."""
-    if len(old) > EMPHASIS_MAX_CHARS or len(new) > EMPHASIS_MAX_CHARS or old == new:
-        return [], []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    if matcher.ratio() < 0.5:
-        return [], []
-    old_ranges: list[tuple[int, int]] = []
-    new_ranges: list[tuple[int, int]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if i2 > i1:
-            old_ranges.append((i1, i2))
-        if j2 > j1:
-            new_ranges.append((j1, j2))
-    return old_ranges, new_ranges
-
-
-LineSpans = tuple[tuple[int, int, str], ...]
-"""Highlight spans of one display line: (start, end, Textual style string)."""
-
-
-_HighlightResult = tuple[list[tuple[int, int, int, list[LineSpans]]], set[int]]
-"""Spans per line from ``(file, side, first line)`` on, and the files no lexer knows."""
-
-
-class _HighlightJob(NamedTuple):
-    file: int
-    side: int
-    path: str
-    lines: Sequence[str]
-    start: int
-    """First line stored."""
-    end: int
-    lookback: int
-    """First line highlighted (lines before ``start`` give context and are not stored)."""
-
-
-class _Highlighter:
-    """Pygments lexers per file, used from one worker thread at a time."""
-
-    def __init__(self, tab_size: int) -> None:
-        self.tab_size = tab_size
-        self._lexers: dict[int, Any] = {}
-
-    def lexer(self, file: int, path: str) -> Any:
-        if file not in self._lexers:
-            from pygments.lexers import get_lexer_for_filename  # type: ignore[import-untyped]
-            from pygments.util import ClassNotFound  # type: ignore[import-untyped]
-
-            try:
-                self._lexers[file] = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
-            except ClassNotFound:
-                self._lexers[file] = None
-        return self._lexers[file]
-
-    def run(
-        self, jobs: Sequence[_HighlightJob], styles: dict[Any, str], is_cancelled: Callable[[], bool]
-    ) -> _HighlightResult:
-        """Highlight each job's lines; returns (file, side, start, spans per line) and the files no lexer knows."""
-        results: list[tuple[int, int, int, list[LineSpans]]] = []
-        plain: set[int] = set()
-        style_of: dict[Any, str] = {}
-        for job in jobs:
-            if is_cancelled():
-                break
-            lexer = self.lexer(job.file, job.path)
-            if lexer is None:
-                plain.add(job.file)
-                continue
-            texts = [display_text(job.lines[i], self.tab_size) for i in range(job.lookback, job.end)]
-            line_starts = [0, *accumulate(len(text) + 1 for text in texts)]
-            per_line: list[list[tuple[int, int, str]]] = [[] for _ in texts]
-            for position, token_type, value in lexer.get_tokens_unprocessed("\n".join(texts) + "\n"):
-                if (style := style_of.get(token_type)) is None:
-                    style, walk = "", token_type
-                    while walk is not None:
-                        if found := styles.get(walk):
-                            style = found
-                            break
-                        walk = walk.parent
-                    style_of[token_type] = style
-                if not style or not value:
-                    continue
-                end = position + len(value)
-                line = bisect_right(line_starts, position) - 1
-                while line < len(texts) and line_starts[line] < end:
-                    base = line_starts[line]
-                    first, last = max(position - base, 0), min(end - base, len(texts[line]))
-                    if last > first:
-                        per_line[line].append((first, last, style))
-                    line += 1
-            skip = job.start - job.lookback
-            results.append((job.file, job.side, job.start, [tuple(spans) for spans in per_line[skip:]]))
-        return results, plain
 
 
 class _Pane(NamedTuple):
@@ -463,7 +203,7 @@ class DiffView(ScrollView, can_focus=True):
             self.set_reactive(DiffView.split, split)
         digits = len(str(max(self.rows.old_line_count(), self.rows.new_line_count(), 1)))
         self._digits = max(digits, 2)
-        self._text_width = _estimate_text_width(self.diffs)
+        self._text_width = estimate_text_width(self.diffs)
         self._strips: LRUCache[int, Strip | list[_Pane]] = LRUCache(1024)
         self._emphasis: LRUCache[
             tuple[int, int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]
@@ -471,8 +211,8 @@ class DiffView(ScrollView, can_focus=True):
         self._highlights: LRUCache[tuple[int, int, int], LineSpans] = LRUCache(HIGHLIGHT_CACHE_LINES)
         """Spans by (file, side, line)."""
         self._plain_files: set[int] = set()
-        self._highlighter = _Highlighter(tab_size)
-        self._highlight_worker: Worker[_HighlightResult] | None = None
+        self._highlighter = Highlighter(tab_size)
+        self._highlight_worker: Worker[HighlightResult] | None = None
         self._highlight_scheduled = False
         self._highlight_theme: type | None = None
         self._following = False  # ``split`` is being set by auto mode
@@ -674,7 +414,7 @@ class DiffView(ScrollView, can_focus=True):
                 self._title(f" {self.paths[file]}", self.diffs[file], position), "diff-view--heading", width
             )
         if kind is RowKind.SUMMARY:
-            totals = _Totals(sum(d.added for d in self.diffs), sum(d.removed for d in self.diffs))
+            totals = Totals(sum(d.added for d in self.diffs), sum(d.removed for d in self.diffs))
             return self._full_row(
                 self._title(f" {len(self.diffs)} files changed", totals, ""), "diff-view--heading", width
             )
@@ -685,7 +425,7 @@ class DiffView(ScrollView, can_focus=True):
             width,
         )
 
-    def _title(self, label: str, diff: StructuredDiff | _Totals, suffix: str) -> Content:
+    def _title(self, label: str, diff: StructuredDiff | Totals, suffix: str) -> Content:
         return Content.assemble(
             label,
             "  ",
@@ -869,8 +609,8 @@ class DiffView(ScrollView, can_focus=True):
                 missing[file, side] = todo
         return missing
 
-    def _highlight_jobs(self, wanted: dict[tuple[int, int], list[int]]) -> list[_HighlightJob]:
-        jobs: list[_HighlightJob] = []
+    def _highlight_jobs(self, wanted: dict[tuple[int, int], list[int]]) -> list[HighlightJob]:
+        jobs: list[HighlightJob] = []
         budget = HIGHLIGHT_MAX_LINES
         for (file, side), lines in sorted(wanted.items()):
             diff = self.diffs[file]
@@ -883,7 +623,7 @@ class DiffView(ScrollView, can_focus=True):
                     continue
                 end = previous + 1
                 jobs.append(
-                    _HighlightJob(
+                    HighlightJob(
                         file,
                         side,
                         self.paths[file],
@@ -911,7 +651,7 @@ class DiffView(ScrollView, can_focus=True):
             return
         highlighter = self._highlighter
 
-        def work() -> _HighlightResult:
+        def work() -> HighlightResult:
             from textual.worker import get_current_worker
 
             worker = get_current_worker()
@@ -938,27 +678,6 @@ class DiffView(ScrollView, can_focus=True):
             self._schedule_highlight()
         elif event.state is WorkerState.ERROR:
             self._plain_files |= set(range(len(self.diffs)))  # stop trying; plain text is still correct
-
-
-def _estimate_text_width(diffs: Sequence[StructuredDiff]) -> int:
-    """The widest line in characters (C speed); tabs and wide characters are corrected as rows render."""
-    width = 0
-    for diff in diffs:
-        for lines in (diff.old_lines, diff.new_lines):
-            width = max(width, min(max(map(len, lines), default=0), MAX_LINE_CHARS))
-        if not (diff.old_final_newline and diff.new_final_newline):
-            width = max(
-                width,
-                max(map(len, [*diff.old_lines[-1:], *diff.new_lines[-1:]]), default=0)
-                + len(NO_NEWLINE_NOTE)
-                + 6,
-            )
-    return width
-
-
-class _Totals(NamedTuple):
-    added: int
-    removed: int
 
 
 def _demo() -> None:

@@ -44,12 +44,11 @@ def elapsed_text(seconds: float) -> str:
 
 
 def diff_text(diff: FileDiff) -> Text:
-    """A unified diff with its lines coloured by kind."""
+    """A unified diff with its lines coloured by kind (the ``---``/``+++`` header left out: the card
+    names the file)."""
     text = Text()
-    for line in diff.file_diff.splitlines():
-        if line.startswith(("+++", "---")):
-            style = "bold"
-        elif line.startswith("@@"):
+    for line in diff.file_diff.splitlines()[2:]:
+        if line.startswith("@@"):
             style = "cyan"
         elif line.startswith("+"):
             style = "green"
@@ -72,12 +71,12 @@ def todo_text(todos: TodoListDisplay) -> Text:
     return text
 
 
-def tail(text: Text, lines: int) -> tuple[Text, int]:
-    """The last ``lines`` lines of ``text`` and how many were left out."""
+def cut(text: Text, lines: int, *, head: bool = False) -> tuple[Text, int]:
+    """The last (or with ``head``, the first) ``lines`` lines of ``text``, and how many were left out."""
     rows = text.split("\n", allow_blank=True)
     if len(rows) <= lines:
         return text, 0
-    kept = Text("\n").join(rows[-lines:])
+    kept = Text("\n").join(rows[:lines] if head else rows[-lines:])
     return kept, len(rows) - lines
 
 
@@ -164,12 +163,16 @@ class ToolCard(Vertical, can_focus=True):
 
     def _refresh_body(self) -> None:
         body = self.body_text()
-        always_whole = isinstance(self._current_display(), TodoListDisplay)
+        display = self._current_display()
+        always_whole = isinstance(display, TodoListDisplay)
         limit = EXPANDED_LINES if self.expanded or always_whole else COLLAPSED_LINES
-        shown, hidden = tail(body, limit)
+        # Output is read from its end (the latest lines); a diff from its start (the first change).
+        head = isinstance(display, FileDiff)
+        shown, hidden = cut(body, limit, head=head)
         if hidden:
             hint = "enter or click to expand" if not self.expanded else "the full output is in the transcript"
-            shown = Text.assemble((f"… {hidden} more lines ({hint})\n", "dim italic"), shown)
+            note = (f"… {hidden} more lines ({hint})", "dim italic")
+            shown = Text.assemble(shown, "\n", note) if head else Text.assemble(note, "\n", shown)
         self._body.update(shown)
         self._body.display = bool(body.plain.strip())
 

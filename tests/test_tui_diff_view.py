@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +14,7 @@ from textual.strip import Strip
 from qcli.widgets.diff_rows import DiffRows, RowKind, display_text, emphasis_ranges
 from qcli.widgets.diff_view import SPLIT_MIN_WIDTH, DiffView
 from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, structured_diff
+from tests.support.imports import loaded_after
 
 # A Python file and an edit with three hunks: a deletion, a 1:1 replacement, and a 1:4 replacement plus an
 # insertion at the end, far enough apart that unchanged lines are skipped between them.
@@ -156,14 +155,9 @@ def test_emphasis_ranges_mark_the_changed_characters_only() -> None:
 
 
 def test_the_row_model_and_highlighter_import_no_textual_and_the_view_no_pygments() -> None:
-    code = (
-        "import sys, qcli.widgets.diff_rows, qcli.widgets.diff_highlight; "
-        "print(','.join(m for m in sys.modules if m.startswith(('textual', 'pygments'))), end='|'); "
-        "import qcli.widgets.diff_view; "
-        "print(','.join(m for m in sys.modules if m.startswith('pygments')))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "|"
+    pure = ["qcli.widgets.diff_rows", "qcli.widgets.diff_highlight"]
+    assert loaded_after(pure, ["textual.", "pygments."]) == []
+    assert loaded_after(["qcli.widgets.diff_view"], ["pygments."]) == []
 
 
 # ---------------------------------------------------------------- unified and split layouts

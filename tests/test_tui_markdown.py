@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
@@ -30,6 +28,7 @@ from qcli.widgets.fences import (
 )
 from qcli.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
 from qcli.widgets.plain_stream import OpenFence, PlainStream
+from tests.support.imports import loaded_after
 
 # --- The splitter, without an app -----------------------------------------------------------------
 
@@ -487,17 +486,9 @@ async def test_reasoning_is_collapsed_streams_cheaply_and_expands() -> None:
 
 
 def test_importing_the_module_loads_neither_markdown_nor_pygments() -> None:
-    code = (
-        "import sys, qcli.widgets.markdown_stream; "
-        "print(','.join(m for m in ('textual.widgets._markdown', 'pygments.lexers', 'markdown_it') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+    watched = ["textual.widgets._markdown", "pygments.lexers", "markdown_it"]
+    assert loaded_after(["qcli.widgets.markdown_stream"], watched) == []
 
 
 def test_the_fence_splitter_imports_no_textual() -> None:
-    code = (
-        "import sys, qcli.widgets.fences; print(','.join(m for m in sys.modules if m.startswith('textual')))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+    assert loaded_after(["qcli.widgets.fences"], ["textual."]) == []

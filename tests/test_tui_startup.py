@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests.support.imports import loaded_after
 
-HEAVY = ("pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it")
+HEAVY = ["pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it"]
 """(tree_sitter is loaded by Textual's TextArea itself when it is installed.)"""
 
 
 def test_what_the_first_frame_imports() -> None:
-    code = (
-        "import sys, qcli.main, qcli.tui, qcli.commands, qcli.widgets.approval; "
-        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    assert loaded.split() == []
+    first_frame = ["qcli.main", "qcli.tui", "qcli.commands", "qcli.widgets.approval"]
+    assert loaded_after(first_frame, HEAVY) == []

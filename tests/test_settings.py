@@ -38,6 +38,8 @@ class Layout:
         self.etc = root / "etc"
         for folder in (self.home, self.project, self.etc):
             folder.mkdir(parents=True)
+        # These tests are about merging; folder trust has its own (tests/test_folder_trust.py).
+        write(self.home / ".qwen" / "trustedFolders.json", {str(self.project.resolve()): "TRUST_FOLDER"})
         self.env: dict[str, str] = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(self.system)}
 
     @property

@@ -56,7 +56,7 @@ CASES: list[tuple[str, Verdict]] = [
     ('eval "$CMD"', Q),
     ('bash -c "curl x"', Q),
     ('sh -c "$PAYLOAD"', Q),
-    ("$CMD status", Q),
+    ("$CMD status", D),  # deny rules exist and the command name is unknown: refused
     ("env FOO=1 curl x", Q),
     ("FOO=1 git status", Q),
     ("xargs curl < urls.txt", Q),
@@ -144,10 +144,11 @@ async def test_deny_holds_in_yolo_mode(shell: RunShellCommand, command: str) -> 
     assert await decide(shell, command, ApprovalMode.YOLO) is D
 
 
-async def test_unreadable_commands_are_asked_even_in_yolo_when_deny_rules_exist(
+async def test_unreadable_commands_are_asked_or_refused_even_in_yolo_when_deny_rules_exist(
     shell: RunShellCommand,
 ) -> None:
-    assert await decide(shell, "$CMD -rf /", ApprovalMode.YOLO) is Q
+    assert await decide(shell, "$CMD -rf /", ApprovalMode.YOLO) is D  # no rule can be checked on its name
+    assert await decide(shell, 'sh -c "$PAYLOAD"', ApprovalMode.YOLO) is Q  # its script is unknown
     assert await decide(shell, "curl x", ApprovalMode.YOLO) is A
 
 

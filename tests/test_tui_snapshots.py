@@ -18,6 +18,7 @@ import pytest
 
 from qcli.app import QcliApp
 from qcore.llm.scripted import reply
+from tests.support.trust import trust_folder
 from tests.support.tui import APP_PY, Project, idle, question, ready, type_text, until
 
 FIXED = Path("/tmp/qcli-snapshot")
@@ -46,6 +47,7 @@ def project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
         if key.startswith(("OPENAI_", "QWEN_MODEL")):
             monkeypatch.delenv(key)
     (root / "app.py").write_text(APP_PY + "\n\n" + "\n".join(f"# note {n}" for n in range(20)) + "\n")
+    trust_folder(home, root)
     yield Project(root, home)
     shutil.rmtree(FIXED, ignore_errors=True)
 

@@ -172,15 +172,54 @@ class QcliApp(App[int]):
             await asyncio.to_thread(_warm_imports)
 
     async def _build_session(self) -> Session:
-        def build() -> tuple[Launch, Session]:
-            from qcli.run import NoModel, build_session, prepare
+        from qcli.run import NoModel, build_session, prepare
 
-            launch = prepare(self.args, self.cwd)
+        launch = await asyncio.to_thread(prepare, self.args, self.cwd)
+        if launch.asks_trust and await self._ask_trust(launch):
+            launch = await asyncio.to_thread(prepare, self.args, self.cwd)
+
+        def build() -> Session:
             llm = self._llm_override or launch.llm() or NoModel()
-            return launch, build_session(launch, llm, self.approver)
+            return build_session(launch, llm, self.approver)
 
-        self.launch, session = await asyncio.to_thread(build)
-        return session
+        self.launch = launch
+        return await asyncio.to_thread(build)
+
+    async def _ask_trust(self, launch: Launch) -> bool:
+        """Ask once whether to trust the folder; True when its settings should be read again."""
+        from qcli.run import held_back_report
+        from qcli.widgets.screens import TrustScreen
+        from qcore.settings import TrustedFolders, TrustLevel, trusted_folders_path
+
+        assert launch.trust is not None
+        items = {
+            kind: [str(item) for item in launch.held_back if item.kind == kind]
+            for kind in ("start", "allow", "setting")
+        }
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        screen = TrustScreen(str(launch.trust.folder), items["start"], items["allow"], items["setting"])
+        self.push_screen(screen, lambda value: answer.set_result(value or ""))
+        choice = await answer
+        levels = {
+            "folder": TrustLevel.TRUST_FOLDER,
+            "parent": TrustLevel.TRUST_PARENT,
+            "never": TrustLevel.DO_NOT_TRUST,
+        }
+        if choice not in levels:
+            self.notice(held_back_report(launch, "tui") + "\nAsked again at the next start.", "warning")
+            return False
+        folders = TrustedFolders.load(trusted_folders_path(Path.home()))
+        try:
+            await asyncio.to_thread(folders.set, launch.trust.folder, levels[choice])
+        except OSError as error:
+            self.notice(f"Could not save the trust decision to {folders.path}: {error}", "error")
+            return False
+        if choice == "never":
+            self.notice(
+                held_back_report(launch, "tui") + f"\nNot trusted; saved in {folders.path}.", "warning"
+            )
+            return False
+        return True
 
     def _demo_prompt(self) -> str:
         from qcli.demo import DEMO_PROMPT

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a rule that runs without asking, e.g. 'run_shell_command(npm test:*)' (repeatable)",
     )
     parser.add_argument(
+        "--trust-folder",
+        action="store_true",
+        help="trust this folder for this run: its .qwen/settings.json may start servers and allow tools",
+    )
+    parser.add_argument(
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
     parser.add_argument(
@@ -81,6 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.yolo and args.approval_mode:
         parser.error("--yolo and --approval-mode cannot be used together. Use --approval-mode=yolo instead.")
+    if args.allowed_tools:
+        from qcore.permissions.rules import RuleSyntaxError, split_rule
+
+        for entry in args.allowed_tools:
+            try:
+                split_rule(entry)
+            except RuleSyntaxError as error:
+                parser.error(f"--allowed-tools: {error}")
     args.query = " ".join(args.query) or None
     if args.prompt is not None and args.query is not None:
         parser.error("give the prompt either with -p or as an argument, not both")

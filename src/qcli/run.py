@@ -29,7 +29,7 @@ from qcore.permissions import ApprovalMode, Approver
 from qcore.permissions.rules import Rule
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
-from qcore.settings import Settings, load_settings
+from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
 from qcore.workspace import Workspace
 
 DEFAULT_MODEL = "qwen3-coder-plus"
@@ -112,6 +112,14 @@ class Launch:
     """Settings and tool problems to show the user; the run goes on without what failed."""
     demo: bool = False
     max_turns: int | None = None
+    trust: FolderTrust | None = None
+    held_back: list[HeldBack] = field(default_factory=list)
+    """What the project's settings would start or allow, not applied because the folder is not trusted."""
+
+    @property
+    def asks_trust(self) -> bool:
+        """Whether the user should be asked to trust the folder: something was held back, nothing decided."""
+        return bool(self.held_back) and self.trust is not None and not self.trust.decided
 
     def llm(self) -> LLMClient | None:
         """The model client, or None when no model is configured (the demo has its own)."""
@@ -137,9 +145,9 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         config = ModelConfig("demo (scripted)", None, None)
         return Launch(scratch, Settings(), mode, rules, config, demo=True, max_turns=args.max_session_turns)
     cwd = cwd or Path.cwd()
-    loaded = load_settings(cwd)
-    problems = [f"settings: {problem}" for problem in loaded.problems]
+    loaded = load_settings(cwd, trust=True if getattr(args, "trust_folder", False) else None)
     rules = [*rules_from_settings(loaded), *rules_from_flags(args.allowed_tools or ())]
+    problems = [f"settings: {problem}" for problem in loaded.problems]
     return Launch(
         cwd,
         loaded.settings,
@@ -148,7 +156,25 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         resolve_model_config(args, loaded.settings, dict(os.environ)),
         problems,
         max_turns=args.max_session_turns,
+        trust=loaded.trust,
+        held_back=loaded.held_back,
     )
+
+
+def held_back_report(launch: Launch, front_end: str = "cli") -> str:
+    """What an untrusted folder's settings would have started and allowed, and how to trust it."""
+    trust = launch.trust
+    assert trust is not None
+    lines = [
+        f"this folder is not trusted ({trust.reason}), so its .qwen/settings.json was applied only in part."
+    ]
+    lines += [f"  held back: {item}" for item in launch.held_back]
+    if front_end == "cli":
+        lines.append(
+            f'  To trust it: run with --trust-folder (this run only), or add "{trust.folder}": "TRUST_FOLDER" '
+            "to ~/.qwen/trustedFolders.json."
+        )
+    return "\n".join(lines)
 
 
 def build_session(
@@ -218,6 +244,8 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
     session = build_session(launch, llm, approver)
     for problem in launch.problems:
         _say(problem)
+    if launch.held_back:
+        _say(held_back_report(launch))
     if args.show_prompt:
         return show_prompt(session)
     return asyncio.run(_run_and_close(session, llm, prompt, HeadlessPrinter(args.output_format)))

@@ -165,8 +165,13 @@ class ToolScheduler:
             return details
         try:
             subject = tool.permission_subject(call.params)
-        except Exception:
-            subject = None
+        except ToolParamsError as error:
+            return self._fail(call, str(error), error.error_type)
+        except (
+            Exception
+        ) as error:  # fail closed: without knowing what the call touches, no rule can be checked
+            reason = f"{tool.name} is refused: what it would touch could not be determined ({type(error).__name__}: {error})."
+            return self._fail(call, reason, ToolErrorType.EXECUTION_DENIED)
         call = call.evolve(confirmation=details)
         decision = self.policy.evaluate(tool, details, subject)
         if decision.verdict is Verdict.ALLOW:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.trust import trust_folder
 
 QCLI = str(Path(sys.executable).with_name("qcli"))
 
@@ -50,6 +51,7 @@ def workdir(tmp_path: Path, openai_server: ScriptedOpenAIServer) -> Workdir:
     home = tmp_path / "home"
     root.mkdir()
     home.mkdir()
+    trust_folder(home, root)  # a project the user has trusted; tests/e2e/test_folder_trust.py has the others
     (root / "app.py").write_text('def greet(name):\n    return "Hello, " + name\n')
     work = Workdir(root, home, openai_server)
     work.git("init", "-q")

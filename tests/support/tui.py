@@ -15,6 +15,7 @@ from qcli.app import QcliApp
 from qcli.main import build_parser
 from qcore.llm.scripted import ScriptedLLM, Step
 from qcore.llm.types import LLMClient
+from tests.support.trust import trust_folder
 
 APP_PY = 'def greet(name):\n    return "Hello, " + name\n'
 
@@ -41,10 +42,13 @@ class Project:
         ).stdout
 
 
-def make_project(tmp_path: Path, monkeypatch: object) -> Project:
+def make_project(tmp_path: Path, monkeypatch: object, *, trusted: bool = True) -> Project:
+    """A git project and an isolated home; ``trusted``: the user has trusted the project folder."""
     root, home = tmp_path / "project", tmp_path / "home"
     root.mkdir()
     home.mkdir()
+    if trusted:
+        trust_folder(home, root)
     setenv = monkeypatch.setenv  # type: ignore[attr-defined]
     delenv = monkeypatch.delenv  # type: ignore[attr-defined]
     setenv("HOME", str(home))

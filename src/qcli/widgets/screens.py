@@ -1,4 +1,4 @@
-"""Two small screens: a yes/no confirmation and the whole transcript (Ctrl+O)."""
+"""Small screens: a yes/no confirmation, the folder-trust question and the whole transcript (Ctrl+O)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,61 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(Text.assemble(("[y]", "bold reverse"), " yes   ", ("[n]", "bold reverse"), " no"))
 
     def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class TrustScreen(ModalScreen[str]):
+    """Asked once per folder, before its settings take effect: what they would start and allow, and
+    whether to trust the folder (``folder``), its parent (``parent``), never (``never``) or not now (``""``)."""
+
+    DEFAULT_CSS = """
+    TrustScreen { align: center middle; }
+    TrustScreen > Vertical {
+        width: 90; max-height: 90%; height: auto; border: round $warning; padding: 1 2; background: $surface;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("t", "answer('folder')", "trust this folder"),
+        Binding("p", "answer('parent')", "trust the parent folder"),
+        Binding("d", "answer('never')", "do not trust"),
+        Binding("n,escape", "answer('')", "not now"),
+    ]
+
+    def __init__(
+        self, folder: str, starts: Sequence[str], allows: Sequence[str], other: Sequence[str]
+    ) -> None:
+        super().__init__()
+        self.folder, self.starts, self.allows, self.other = folder, starts, allows, other
+
+    def compose(self) -> ComposeResult:
+        text = Text()
+        text.append(f"Do you trust the settings of {self.folder}?\n", "bold")
+        text.append(
+            "Its .qwen/settings.json asks for more than a new folder gets. Until you trust it, none of this\n"
+        )
+        text.append("takes effect (its deny and ask rules, exclusions and model choice do):\n")
+        for title, items in (
+            ("would start", self.starts),
+            ("would allow", self.allows),
+            ("would set", self.other),
+        ):
+            if items:
+                text.append(f"\n{title}:\n", "bold")
+                for item in items:
+                    text.append(f"  • {item}\n")
+        with Vertical():
+            yield Static(text)
+            keys = Text()
+            for key, label in (
+                ("t", "trust this folder"),
+                ("p", "trust its parent"),
+                ("d", "do not trust"),
+                ("n", "not now"),
+            ):
+                keys.append(f"[{key}]", "bold reverse").append(f" {label}   ")
+            yield Static(keys)
+
+    def action_answer(self, value: str) -> None:
         self.dismiss(value)
 
 

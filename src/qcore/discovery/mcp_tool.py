@@ -20,6 +20,7 @@ from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import ConfirmationDetails, McpConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
 from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
+from qcore.tools.subjects import ServerSubject
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -180,6 +181,10 @@ class McpTool(BaseTool[McpArguments]):
             self._validator = build_validator(self._schema)
             self._validator_built = True
         return McpArguments(arguments=validate_arguments(self.name, self._schema, self._validator, raw))
+
+    def permission_subject(self, params: McpArguments) -> ServerSubject:
+        tail = self.name.split("__")[-1]
+        return ServerSubject(self.server_name, self.name[: len(self.name) - len(tail)])
 
     def get_description(self, params: McpArguments) -> str:
         return json.dumps(params.arguments, ensure_ascii=False, default=str)

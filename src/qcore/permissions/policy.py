@@ -25,20 +25,12 @@ from pathlib import Path
 
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.readonly import is_read_only, is_read_only_command
-from qcore.permissions.rules import (
-    Rule,
-    RuleKind,
-    RuleSource,
-    command_matches,
-    split_rule,
-    subject_matches,
-    tool_matches,
-)
+from qcore.permissions.rules import Rule, RuleKind, RuleSource, command_matches, split_rule, tool_matches
 from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analyse
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.registry import tool_aliases
-from qcore.tools.subjects import ShellSubject, Subject, UrlSubject
+from qcore.tools.subjects import ShellSubject, Subject
 
 
 class Verdict(StrEnum):
@@ -113,19 +105,21 @@ class PermissionPolicy:
         names = _names(tool)
         return [rule for rule in self.rules if rule.kind is kind and tool_matches(rule.tool, names)]
 
-    def _match(
-        self, kind: RuleKind, tool: AnyTool, subject: Subject | None, analysis: ShellAnalysis | None
-    ) -> Rule | None:
-        """The first rule of ``kind`` that covers the call (for shell: any one of its commands)."""
+    def _match(self, kind: RuleKind, tool: AnyTool, subject: Subject | None) -> Rule | None:
+        """The first rule of ``kind`` that reaches the call (for shell: any one of its commands)."""
         for rule in self._rules(kind, tool):
             spec = rule.specifier
-            if spec is None:
+            if spec is None or (subject is not None and subject.matches(spec, self.root)):
                 return rule
-            if analysis is not None:
-                if any(command_matches(spec, command) for command in analysis.commands):
-                    return rule
-            elif subject is not None and subject_matches(spec, subject, self.root):
-                return rule
+        return None
+
+    def _allowed(self, tool: AnyTool, subject: Subject | None) -> Rule | None:
+        """The allow rule that covers the call, or None; a shell line is covered command by command."""
+        rules = self._rules(RuleKind.ALLOW, tool)
+        if subject is None:
+            return next((rule for rule in rules if rule.specifier is None), None)
+        if rules and subject.allowed_by([rule.specifier for rule in rules], self.root):
+            return rules[0]
         return None
 
     def _command_rule(self, kind: RuleKind, tool: AnyTool, command: SimpleCommand) -> Rule | None:
@@ -134,20 +128,6 @@ class PermissionPolicy:
             if rule.specifier is None or command_matches(rule.specifier, command):
                 return rule
         return None
-
-    def _command_allowed(self, tool: AnyTool, command: SimpleCommand) -> bool:
-        return is_read_only_command(command) or self._command_rule(RuleKind.ALLOW, tool, command) is not None
-
-    def _shell_allowed(self, tool: AnyTool, analysis: ShellAnalysis) -> bool:
-        return (
-            analysis.understood
-            and not analysis.writes
-            and all(
-                self._command_allowed(tool, command)
-                for command in analysis.commands
-                if not command.transparent
-            )
-        )
 
     def _outside_core(self, analysis: ShellAnalysis) -> SimpleCommand | None:
         if self.shell_core is None:
@@ -164,46 +144,80 @@ class PermissionPolicy:
     def evaluate(
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
     ) -> PolicyDecision:
-        analysis = analyse(subject.command) if isinstance(subject, ShellSubject) else None
-        denied = self._match(RuleKind.DENY, tool, subject, analysis)
+        """The verdict for one call; an error while deciding refuses the call and says why."""
+        try:
+            return self._evaluate(tool, details, subject)
+        except Exception as error:  # fail closed: a rule or subject that breaks never lets a call through
+            return PolicyDecision(
+                Verdict.DENY,
+                f"{tool.name} is refused: its permission could not be decided ({type(error).__name__}: {error}).",
+            )
+
+    def _evaluate(
+        self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None
+    ) -> PolicyDecision:
+        analysis = subject.analysis if isinstance(subject, ShellSubject) else None
+        denied = self._match(RuleKind.DENY, tool, subject)
         if denied is not None:
             return PolicyDecision(
                 Verdict.DENY, f"{tool.name} is refused by the rule {denied.describe()}.", denied
             )
         if analysis is not None:
-            outside = self._outside_core(analysis)
-            if outside is not None:
-                return PolicyDecision(
-                    Verdict.DENY,
-                    f"the command {outside.argv[0]!r} is not among the shell commands allowed by coreTools.",
-                )
-            if not analysis.understood and self._rules(RuleKind.DENY, tool):
-                return PolicyDecision(
-                    Verdict.ASK,
-                    "deny rules exist and this command cannot be fully read: " + "; ".join(analysis.problems),
-                )
+            refused = self._shell_refusal(tool, analysis)
+            if refused is not None:
+                return refused
 
         read_only_shell = analysis is not None and is_read_only(analysis)
         changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
             return PolicyDecision(Verdict.DENY, PLAN_MODE_REFUSAL.format(tool=tool.name))
-        asked = self._match(RuleKind.ASK, tool, subject, analysis)
+        asked = self._match(RuleKind.ASK, tool, subject)
         if asked is not None and details is not None:
             return PolicyDecision(Verdict.ASK, f"the rule {asked.describe()} asks first", asked)
         if details is None or read_only_shell:
             return PolicyDecision(Verdict.ALLOW, "read-only")
+        protection = getattr(details, "protection", None)
         if self.mode is ApprovalMode.YOLO:
             return PolicyDecision(Verdict.ALLOW, "yolo mode")
-        if analysis is not None:
-            if self._shell_allowed(tool, analysis):
-                return PolicyDecision(Verdict.ALLOW, "every command is allowed by a rule")
-        else:
-            allowed = self._match(RuleKind.ALLOW, tool, subject, None)
-            if allowed is not None:
-                return PolicyDecision(Verdict.ALLOW, f"allowed by {allowed.describe()}", allowed)
+        if protection:
+            return PolicyDecision(Verdict.ASK, f"{protection}; such changes are always asked about")
+        allowed = self._allowed(tool, subject)
+        if allowed is not None:
+            reason = (
+                "every command is allowed by a rule"
+                if analysis is not None
+                else f"allowed by {allowed.describe()}"
+            )
+            return PolicyDecision(Verdict.ALLOW, reason, allowed)
         if self.mode is ApprovalMode.AUTO_EDIT and (details.type == "edit" or tool.kind is Kind.EDIT):
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
+
+    def _shell_refusal(self, tool: AnyTool, analysis: ShellAnalysis) -> PolicyDecision | None:
+        """What deny rules and ``coreTools`` make of a line they cannot see all of."""
+        outside = self._outside_core(analysis)
+        if outside is not None:
+            return PolicyDecision(
+                Verdict.DENY,
+                f"the command {outside.argv[0]!r} is not among the shell commands allowed by coreTools.",
+            )
+        if not self._rules(RuleKind.DENY, tool):
+            return None
+        hidden = next(
+            (c for c in analysis.commands if not getattr(c, "literal_name", not c.dynamic[0])), None
+        )
+        if hidden is not None:
+            return PolicyDecision(
+                Verdict.DENY,
+                f"deny rules exist and the command name {hidden.argv[0]!r} is only known when it runs, "
+                "so no rule can be checked against it.",
+            )
+        if not analysis.understood:
+            return PolicyDecision(
+                Verdict.ASK,
+                "deny rules exist and this command cannot be fully read: " + "; ".join(analysis.problems),
+            )
+        return None
 
     def explain_shell(self, tool: AnyTool, command: str) -> ShellExplanation:
         """Each simple command of ``command`` with its verdict, as a question shows them."""
@@ -233,33 +247,10 @@ class PermissionPolicy:
         self, tool: AnyTool, outcome: ToolConfirmationOutcome, subject: Subject | None
     ) -> list[str]:
         """The exact rules an "always" answer would add, to show the user before anything is saved."""
-        server = getattr(tool, "server_name", None)
-        if outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER and isinstance(server, str):
-            prefix = tool.name[: len(tool.name) - len(tool.name.split("__")[-1])]  # mcp__<sanitised server>__
-            return [f"{prefix}*"]
-        if isinstance(subject, ShellSubject):
-            analysis = analyse(subject.command)
-            if not analysis.understood:
-                return []  # cannot be covered by a rule; ask each time
-            suggestions: list[str] = []
-            for command in analysis.commands:
-                if command.transparent or self._command_allowed(tool, command) or not command.static:
-                    continue
-                words = (
-                    command.argv[:2]
-                    if len(command.argv) > 1 and _subcommand(command.argv[1])
-                    else command.argv[:1]
-                )
-                rule = f"{tool.name}({' '.join(words)}:*)"
-                if rule not in suggestions:
-                    suggestions.append(rule)
-            return suggestions
-        if isinstance(subject, UrlSubject):
-            from urllib.parse import urlsplit
-
-            host = urlsplit(subject.url).hostname
-            return [f"{tool.name}(domain:{host})"] if host else [tool.name]
-        return [tool.name]
+        if subject is None:
+            return [tool.name]
+        server_wide = outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
+        return subject.suggest(tool.name, server_wide=server_wide)
 
     def remember(self, rules: list[str], source: RuleSource = RuleSource.SESSION) -> list[Rule]:
         """Add allow rules for the session, or save them to the project or user settings."""
@@ -309,7 +300,3 @@ class PermissionPolicy:
         """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
         rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
         return mode_that_allows(tool, details), tuple(rules)
-
-
-def _subcommand(word: str) -> bool:
-    return word.isascii() and word.replace("-", "").replace("_", "").isalnum() and not word.startswith("-")

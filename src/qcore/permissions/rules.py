@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 import pathspec
 
 from qcore.permissions.shell_analysis import SimpleCommand
-from qcore.tools.subjects import PathSubject, Subject, UrlSubject
 
 
 class RuleKind(StrEnum):
@@ -52,6 +51,9 @@ class Rule:
     """The settings file it came from, for project, user and system rules."""
     written: str | None = None
     """The entry as the file spells it, when that differs (legacy ``run_shell_command(git)`` is ``git:*``)."""
+
+    def __post_init__(self) -> None:
+        split_rule(self.pattern)  # a malformed rule never exists: RuleSyntaxError here, not at matching time
 
     @property
     def tool(self) -> str:
@@ -158,12 +160,3 @@ def url_matches(specifier: str, url: str) -> bool:
         host = (urlsplit(url).hostname or "").lower()
         return host == domain or host.endswith("." + domain)
     return fnmatch.fnmatchcase(url, text)
-
-
-def subject_matches(specifier: str, subject: Subject, root: Path) -> bool:
-    """For paths, every path must match; shell subjects are matched per command by the policy."""
-    if isinstance(subject, PathSubject):
-        return bool(subject.paths) and all(path_matches(specifier, path, root) for path in subject.paths)
-    if isinstance(subject, UrlSubject):
-        return url_matches(specifier, subject.url)
-    return False

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from qcore.permissions.rules import Rule, RuleKind, RuleSource, split_rule
-from qcore.settings import JsoncError, LoadedSettings, migrate_legacy, parse_jsonc
+from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError, split_rule
+from qcore.settings import JsoncError, LoadedSettings, SettingsProblem, migrate_legacy, parse_jsonc
+from qcore.settings.trust import hold_back
 from qcore.settings.writer import add_to_list, remove_from_list
 
 SCOPE_SOURCES = {
@@ -38,28 +39,36 @@ def _strings(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def rules_from_file(data: dict[str, Any], source: RuleSource, path: Path | None) -> list[Rule]:
-    rules: list[Rule] = []
+def rules_from_file(
+    data: dict[str, Any], source: RuleSource, path: Path | None, problems: list[str] | None = None
+) -> list[Rule]:
+    """The file's rules; a malformed entry is reported in ``problems`` (with the file) and skipped."""
+    entries: list[tuple[RuleKind, str, str | None]] = []
     permissions = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
     tools = data.get("tools") if isinstance(data.get("tools"), dict) else {}
     assert isinstance(permissions, dict) and isinstance(tools, dict)
     for kind in RuleKind:
-        rules += [Rule(kind, entry, source, path) for entry in _strings(permissions.get(kind.value))]
-    rules += [
-        Rule(RuleKind.ALLOW, _legacy_shell(entry), source, path, entry)
-        for entry in _strings(tools.get("allowed"))
-    ]
-    rules += [
-        Rule(RuleKind.DENY, _legacy_shell(entry), source, path, entry)
-        for entry in _strings(tools.get("exclude"))
-        if "(" in entry
-    ]
+        entries += [(kind, entry, None) for entry in _strings(permissions.get(kind.value))]
+    entries += [(RuleKind.ALLOW, entry, entry) for entry in _strings(tools.get("allowed"))]
+    entries += [(RuleKind.DENY, entry, entry) for entry in _strings(tools.get("exclude")) if "(" in entry]
+    rules: list[Rule] = []
+    for kind, entry, written in entries:
+        try:
+            pattern = _legacy_shell(entry) if written is not None else entry
+            rules.append(Rule(kind, pattern, source, path, written))
+        except RuleSyntaxError as error:
+            if problems is not None:
+                problems.append(f"{path or source.value}: {kind.value} rule skipped: {error}")
     return rules
 
 
 def rules_from_settings(loaded: LoadedSettings) -> list[Rule]:
-    """Every rule in the loaded files, in precedence order (system defaults first, system last)."""
+    """Every rule in the loaded files, in precedence order (system defaults first, system last).
+
+    A project that is not trusted keeps only its deny and ask rules (the loader's positive list);
+    malformed entries are added to ``loaded.problems`` with their file and skipped."""
     rules: list[Rule] = []
+    found: list[str] = []
     for source in loaded.sources:
         if not source.loaded:
             continue
@@ -67,12 +76,18 @@ def rules_from_settings(loaded: LoadedSettings) -> list[Rule]:
             data = parse_jsonc(source.path.read_text(encoding="utf-8"), path=str(source.path))
         except (OSError, JsoncError, UnicodeDecodeError):
             continue  # already reported by the loader
-        if isinstance(data, dict):
-            rules += rules_from_file(migrate_legacy(data), SCOPE_SOURCES[source.scope], source.path)
+        if not isinstance(data, dict):
+            continue
+        data = migrate_legacy(data)
+        if source.scope == "workspace" and not loaded.project_trusted:
+            data, _ = hold_back(data)
+        rules += rules_from_file(data, SCOPE_SOURCES[source.scope], source.path, found)
+    loaded.problems.extend(SettingsProblem(message=problem) for problem in found)
     return _dedupe(rules)
 
 
 def rules_from_flags(allowed: Iterable[str] = (), denied: Iterable[str] = ()) -> list[Rule]:
+    """Rules from command-line flags; a malformed one raises ``RuleSyntaxError`` (the user is there)."""
     return [Rule(RuleKind.ALLOW, _legacy_shell(e), RuleSource.FLAG) for e in allowed] + [
         Rule(RuleKind.DENY, _legacy_shell(e), RuleSource.FLAG) for e in denied
     ]

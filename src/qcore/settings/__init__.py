@@ -25,6 +25,7 @@ from qcore.settings.model import (
     SettingsSection,
     ToolsSettings,
 )
+from qcore.settings.trust import FolderTrust, HeldBack, TrustedFolders, TrustLevel, trusted_folders_path
 
 __all__ = [
     "LEGACY_KEYS",
@@ -34,7 +35,9 @@ __all__ = [
     "CheckpointingSettings",
     "ContextSettings",
     "FileFilteringSettings",
+    "FolderTrust",
     "GeneralSettings",
+    "HeldBack",
     "JsoncError",
     "LoadedSettings",
     "McpServerConfig",
@@ -49,6 +52,8 @@ __all__ = [
     "SettingsSection",
     "SettingsSource",
     "ToolsSettings",
+    "TrustLevel",
+    "TrustedFolders",
     "load_settings",
     "merge_settings",
     "migrate_legacy",
@@ -56,4 +61,5 @@ __all__ = [
     "strip_jsonc",
     "substitute_env",
     "substitute_string",
+    "trusted_folders_path",
 ]

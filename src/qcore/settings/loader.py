@@ -30,6 +30,7 @@ from qcore.settings.jsonc import JsoncError, parse_jsonc, strip_jsonc
 from qcore.settings.legacy import migrate_legacy
 from qcore.settings.merge import MERGE_STRATEGIES, MergeStrategy, merge_settings
 from qcore.settings.model import Settings
+from qcore.settings.trust import FolderTrust, HeldBack, TrustedFolders, hold_back, trusted_folders_path
 
 __all__ = ["LoadedSettings", "Scope", "SettingsProblem", "SettingsSource", "load_settings"]
 
@@ -70,6 +71,14 @@ class LoadedSettings:
     """Every scope in merge order, whether or not its file was loaded."""
     raw: dict[str, Any] = field(default_factory=dict)
     """The merged dict before validation, invalid keys included, for keys ``Settings`` does not model."""
+    trust: FolderTrust | None = None
+    """How the project's own settings were treated (None when there were none to judge)."""
+    held_back: list[HeldBack] = field(default_factory=list)
+    """What the project's settings would start or allow, left out because the folder is not trusted."""
+
+    @property
+    def project_trusted(self) -> bool:
+        return self.trust is None or self.trust.trusted
 
 
 def _system_settings_path(env: Mapping[str, str], cwd: Path) -> Path:
@@ -242,20 +251,71 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    trust: bool | None = None,
 ) -> LoadedSettings:
-    """Load and merge every settings scope for ``cwd``; see ``LoadedSettings.problems`` for what failed."""
+    """Load and merge every settings scope for ``cwd``; see ``LoadedSettings.problems`` for what failed.
+
+    ``trust`` overrides the trust file for this run (True: ``--trust-folder``); None asks the file.
+    """
     env = os.environ if env is None else env
     cwd = _resolved(cwd)
     home = _resolved(_default_home() if home is None else home)
     problems: list[SettingsProblem] = []
     sources: list[SettingsSource] = []
     layers: list[tuple[Path, dict[str, Any]]] = []
+    project: tuple[Path, dict[str, Any]] | None = None
     for scope, path in _scope_paths(cwd, env, home):
         skipped = scope == "workspace" and cwd == home
         data = None if skipped else _load_file(path, env, problems)
         sources.append(SettingsSource(scope, path, loaded=data is not None))
         if data is not None:
             layers.append((path, data))
+            if scope == "workspace":
+                project = (path, data)
+    folder_trust: FolderTrust | None = None
+    held: list[HeldBack] = []
+    if project is not None:
+        folder_trust = _folder_trust(
+            cwd, home, [data for path, data in layers if path != project[0]], trust, problems
+        )
+        if not folder_trust.trusted:
+            kept, held = hold_back(project[1])
+            layers[layers.index(project)] = (project[0], kept)
     raw = merge_settings(data for _, data in layers)
     settings = _validate(raw, layers, problems)
-    return LoadedSettings(settings=settings, problems=problems, sources=sources, raw=raw)
+    return LoadedSettings(
+        settings=settings, problems=problems, sources=sources, raw=raw, trust=folder_trust, held_back=held
+    )
+
+
+def _folder_trust(
+    folder: Path,
+    home: Path,
+    outside_layers: list[dict[str, Any]],
+    override: bool | None,
+    problems: list[SettingsProblem],
+) -> FolderTrust:
+    """Trust as the user (not the project) decides it: their settings, the trust file, or a flag."""
+    enabled = _trust_enabled(merge_settings(outside_layers))
+    if not enabled:
+        return FolderTrust(
+            folder, True, "folder trust is off (security.folderTrust.enabled)", True, enabled=False
+        )
+    if override is not None:
+        return FolderTrust(
+            folder, override, "trusted for this run" if override else "not trusted for this run", True
+        )
+    folders = TrustedFolders.load(trusted_folders_path(home))
+    if folders.problem:
+        problems.append(SettingsProblem(path=str(folders.path), message=folders.problem, severity="warning"))
+    trusted, reason = folders.decide(folder)
+    if trusted is None:
+        return FolderTrust(folder, False, f"not listed in {folders.path}", False)
+    return FolderTrust(folder, trusted, reason, True)
+
+
+def _trust_enabled(merged: dict[str, Any]) -> bool:
+    security = merged.get("security")
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    enabled = folder_trust.get("enabled") if isinstance(folder_trust, dict) else None
+    return enabled is not False

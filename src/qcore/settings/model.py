@@ -19,6 +19,7 @@ __all__ = [
     "CheckpointingSettings",
     "ContextSettings",
     "FileFilteringSettings",
+    "FolderTrustSettings",
     "GeneralSettings",
     "McpServerConfig",
     "McpSettings",
@@ -71,8 +72,14 @@ class AuthSettings(SettingsSection):
     base_url: str | None = None
 
 
+class FolderTrustSettings(SettingsSection):
+    enabled: bool = True
+    """On by default (Qwen Code's default is off); read from the user and system scopes only."""
+
+
 class SecuritySettings(SettingsSection):
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    folder_trust: FolderTrustSettings = Field(default_factory=FolderTrustSettings)
 
 
 class WebFetchSettings(SettingsSection):

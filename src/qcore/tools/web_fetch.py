@@ -28,6 +28,7 @@ from qcore.abort import AbortSignal
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
+from qcore.tools.subjects import UrlSubject
 
 if TYPE_CHECKING:
     import httpx
@@ -163,6 +164,9 @@ class WebFetch(BaseTool[WebFetchParams]):
         if not params.prompt.strip():
             return "The prompt must say what to look for in the page; it is empty."
         return None
+
+    def permission_subject(self, params: WebFetchParams) -> UrlSubject:
+        return UrlSubject(params.url)
 
     def get_description(self, params: WebFetchParams) -> str:
         return f"Fetch {params.url.strip()}"

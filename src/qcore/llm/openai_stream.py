@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
 
 MAX_TOOL_CALL_CHARS = 8_000_000
-"""The arguments of one tool call, in characters: eight times a whole 1,000,000-token output. A bigger
-file is not something to send through one call; ``write_file`` refuses files over 100 MiB anyway."""
+"""The arguments of one tool call, in characters: twice a whole 1,000,000-token output at about four
+characters a token, and some eight times the longest output today's models allow."""
 MAX_RESPONSE_CHARS = 32_000_000
 """One reply in characters: its text, its reasoning and the arguments of all its tool calls."""
 

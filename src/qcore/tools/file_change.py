@@ -43,7 +43,7 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 text, new text, new bytes, the diff), so this bounds one call to about half a gigabyte. Content the
 model sends is bounded well below it by the client's cap on a tool call's arguments."""
 
-TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or split it into smaller files."
+_TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or split it into smaller files."
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def load_existing(path: Path) -> Existing | ToolResult | None:
     except FileTooLarge as error:
         return ToolResult.failure(
             f"Refusing to change {path}: it is {format_size(error.size)}, over the "
-            f"{format_size(error.limit)} limit for files that edit and write_file change. {TOO_LARGE_ADVICE}",
+            f"{format_size(error.limit)} limit for files that edit and write_file change. {_TOO_LARGE_ADVICE}",
             ToolErrorType.FILE_TOO_LARGE,
         )
     except NotTextError as error:
@@ -209,7 +209,7 @@ def _too_large_result(path: Path, size: int) -> ToolResult:
     return ToolResult.failure(
         f"Refusing to write {path}: the new content would be at least {format_size(size)}, over the "
         f"{format_size(MAX_FILE_BYTES)} limit for files that edit and write_file change. Nothing was "
-        f"written. {TOO_LARGE_ADVICE}",
+        f"written. {_TOO_LARGE_ADVICE}",
         ToolErrorType.FILE_TOO_LARGE,
     )
 

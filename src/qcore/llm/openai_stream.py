@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MAX_TOOL_CALL_CHARS = 8_000_000
 """The arguments of one tool call, in characters: twice a whole 1,000,000-token output at about four
-characters a token, and some eight times the longest output today's models allow."""
+characters a token, many times the longest output today's models allow."""
 MAX_RESPONSE_CHARS = 32_000_000
 """One reply in characters: its text, its reasoning and the arguments of all its tool calls."""
 

@@ -367,6 +367,149 @@ async def test_stream_broken_after_text_is_not_replayed(
     assert len(openai_server.requests) == 1
 
 
+async def test_stream_ending_without_a_finish_reason_before_any_text_is_retried(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    openai_server.script.extend(
+        [
+            Reply(text="lost", end_after_chunks=1),
+            Reply(tool_calls=[ScriptedToolCall("read_file", '{"path": "a.py"}')], end_after_chunks=99),
+            Reply(text="third try"),
+        ]
+    )
+
+    items = await collect(make_client())
+
+    notices = [item for item in items if isinstance(item, RetryNotice)]
+    assert [notice.reason for notice in notices] == ["the stream ended without a finish reason"] * 2
+    assert [type(item) for item in items] == [RetryNotice] * 2 + [TextDelta] * 3 + [ModelResponse]
+    assert isinstance(items[-1], ModelResponse) and items[-1].text == "third try"
+    assert items[-1].tool_calls == ()  # the unfinished call of the second attempt is gone
+    assert len(openai_server.requests) == 3
+
+
+async def test_stream_ending_without_a_finish_reason_after_text_is_an_error_not_a_replay(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    openai_server.script.extend(
+        [Reply(text="partial answer", chunk_size=4, end_after_chunks=3), Reply(text="x")]
+    )
+
+    error, items = await fail(make_client())
+
+    assert error.kind is LLMErrorKind.CONNECTION
+    assert "ended without a finish reason" in str(error) and "incomplete" in str(error)
+    assert "".join(item.text for item in items if isinstance(item, TextDelta)) == "partial "
+    assert not any(isinstance(item, RetryNotice | ModelResponse) for item in items)
+    assert len(openai_server.requests) == 1
+
+
+async def test_streams_that_never_finish_give_up_after_the_retries(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    openai_server.script.extend([Reply(text="never", end_after_chunks=1)] * 3)
+
+    error, items = await fail(make_client(max_retries=2))
+
+    assert error.kind is LLMErrorKind.CONNECTION
+    assert "ended before the model finished" in str(error) and "3 attempts" in str(error)
+    assert sum(isinstance(item, RetryNotice) for item in items) == 2
+
+
+# -- size caps ---------------------------------------------------------------------------------------
+
+
+async def test_a_runaway_tool_call_is_cut_off_at_its_cap_and_the_stream_closed(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    arguments = json.dumps({"path": "a.py", "content": "x" * 1000})
+    openai_server.script.extend(
+        [
+            Reply(
+                tool_calls=[ScriptedToolCall("write_file", arguments)],
+                chunk_size=500,
+                repeat_arguments=50_000,
+            ),
+            Reply(text="never asked"),
+        ]
+    )
+
+    started = time.monotonic()
+    error, items = await fail(make_client(max_tool_call_chars=20_000))
+
+    assert error.kind is LLMErrorKind.RESPONSE_TOO_LARGE
+    assert "write_file" in str(error) and "20,000 characters" in str(error) and "not run" in str(error)
+    assert not any(isinstance(item, RetryNotice | ModelResponse) for item in items)
+    assert time.monotonic() - started < 5  # 50 MB were on offer
+    assert openai_server.requests[0].disconnected.wait(5)
+    assert len(openai_server.requests) == 1
+
+
+async def test_a_reply_is_capped_as_a_whole_text_reasoning_and_calls_together(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    openai_server.script.append(
+        Reply(
+            text="t" * 400,
+            reasoning="r" * 400,
+            tool_calls=[ScriptedToolCall("read_file", "a" * 300), ScriptedToolCall("read_file", "b" * 300)],
+            chunk_size=100,
+        )
+    )
+
+    error, items = await fail(make_client(max_response_chars=1_200, max_tool_call_chars=1_000))
+
+    assert error.kind is LLMErrorKind.RESPONSE_TOO_LARGE
+    assert "1,200 characters" in str(error)
+    assert sum(len(item.text) for item in items if isinstance(item, TextDelta | ReasoningDelta)) == 800
+
+
+async def test_a_session_reports_a_capped_reply_and_keeps_a_valid_history(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    from qcore.agent import Session
+    from qcore.events import ErrorOccurred, Event
+    from qcore.tools.registry import ToolRegistry
+    from tests.support.tools import Echo
+
+    openai_server.script.extend(
+        [
+            Reply(
+                text="Writing it now.",
+                tool_calls=[ScriptedToolCall("echo", json.dumps({"text": "y" * 500}))],
+                chunk_size=50,
+                repeat_arguments=1_000,
+            ),
+            Reply(text="Sorry, here is a shorter plan."),
+        ]
+    )
+    registry = ToolRegistry()
+    registry.register(Echo())
+    session = Session(
+        llm=make_client(max_tool_call_chars=10_000), registry=registry, system_prompt="be brief"
+    )
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+
+    outcome = await session.send("write the file")
+
+    assert outcome.reason == "error" and outcome.error is not None
+    assert outcome.error.kind is LLMErrorKind.RESPONSE_TOO_LARGE
+    assert [e.kind for e in events if isinstance(e, ErrorOccurred)] == ["response_too_large"]
+    assert [m.role for m in session.history] == ["system", "user"]  # neither the call nor the runaway text
+    again = await session.send("try again, smaller")
+    assert again.reason == "completed" and again.text == "Sorry, here is a shorter plan."
+    roles = [m["role"] for m in openai_server.chat_requests[1].body["messages"]]
+    assert roles == ["system", "user", "user"]
+
+
+def test_the_default_caps_are_far_above_any_real_reply() -> None:
+    from qcore.llm.openai_stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS
+
+    assert MAX_TOOL_CALL_CHARS >= 4_000_000  # a million tokens of output, at about four characters each
+    assert MAX_RESPONSE_CHARS >= 2 * MAX_TOOL_CALL_CHARS
+
+
 # -- errors ------------------------------------------------------------------------------------------
 
 

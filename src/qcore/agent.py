@@ -7,7 +7,8 @@ the model fails, or the signal aborts. Everything observable is an event; nothin
 The history only ever takes whole steps: an assistant message joins it together with an answer for each of
 its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected
 error below us) commits the step in progress with the calls that did not finish marked cancelled, and a
-reply cut off while streaming keeps the text that arrived; so the next request is always valid.
+reply cut off while streaming keeps the text that arrived (unless it was cut for passing the size cap:
+that text is dropped); so the next request is always valid.
 """
 
 from __future__ import annotations
@@ -260,6 +261,8 @@ class Session:
                 try:
                     response = await self._ask_model(signal, step)
                 except LLMError as error:
+                    if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
+                        step.text.clear()  # a runaway reply, kept, would overflow every later request
                     text = "".join(step.text)
                     if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
                         reason = "cancelled"

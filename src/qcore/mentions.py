@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qcore.files import NotTextError, decode_text
+from qcore.files import NotRegularFile, NotTextError, decode_text, read_regular_file
 from qcore.ignore import IgnoreRules
 from qcore.workspace import PathOutsideWorkspace, Workspace
 
@@ -68,7 +68,10 @@ def expand_mentions(text: str, workspace: Workspace, rules: IgnoreRules | None =
             result.problems.append(f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it")
             continue
         try:
-            content = decode_text(path.read_bytes()).text
+            content = decode_text(read_regular_file(path, min(MAX_FILE_BYTES, budget))).text
+        except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
+            result.problems.append(f"@{shown}: {error.what}, not a regular file, not attached")
+            continue
         except NotTextError:
             result.problems.append(f"@{shown}: not a text file, not attached")
             continue

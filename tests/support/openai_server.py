@@ -5,7 +5,8 @@ end-to-end tests point a ``qcli`` subprocess at ``base_url``. Each chat-completi
 next script item; every request is recorded so tests can assert on what the model was sent.
 
 Streaming replies use chunked transfer encoding like real servers, so a reply cut short
-(``drop_after_chunks``) is a broken body to the client, not a clean end.
+(``drop_after_chunks``) is a broken body to the client, not a clean end; ``end_after_chunks`` is the
+clean end of a stream that never finished (what a proxy that drops the rest sends).
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ class Reply:
     """Send this many chunks, then hang until the client disconnects."""
     drop_after_chunks: int | None = None
     """Send this many chunks, then close the connection mid-body."""
+    end_after_chunks: int | None = None
+    """Send this many chunks, then end the stream properly (``[DONE]``, last chunk): a reply that never
+    said how it finished. Counts from the role chunk; a large value cuts only the finish-reason chunk."""
+    repeat_arguments: int = 1
+    """Stream each tool call's arguments this many times over (a runaway model), in big chunks."""
     raw_body: str | None = None
     """Sent verbatim with status 200 as an event stream, for malformed-stream tests."""
 
@@ -322,6 +328,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if sent == reply.end_after_chunks or (
+                reply.end_after_chunks is not None
+                and chunk["choices"]
+                and chunk["choices"][0]["finish_reason"]
+            ):
+                break
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
         self._write_chunk("data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
@@ -386,6 +398,8 @@ class _Handler(BaseHTTPRequestHandler):
             for start in range(0, len(call.arguments), size):
                 fragment = {"index": index, "function": {"arguments": call.arguments[start : start + size]}}
                 yield chunk({"tool_calls": [fragment]})
+            for _ in range(reply.repeat_arguments - 1):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": call.arguments}}]})
         yield chunk({}, _finish_reason(reply))
         if include_usage and reply.usage is not None:
             yield {

@@ -7,7 +7,9 @@ text reached the user is never silently replayed.
 
 Failures become ``LLMError`` with a message that says what to change (see ``openai_errors``).
 Streamed tool calls arrive as fragments keyed by ``index``; they are reassembled here, so callers only
-ever see whole calls in the final ``ModelResponse``.
+ever see whole calls in the final ``ModelResponse``. A stream that ends before any choice said why it
+finished (no ``finish_reason``) is a dropped connection, not a complete reply: retried while nothing of it
+was shown, an error after. A reply past the size caps (``openai_stream``) is cut off with an error.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from qcore.abort import AbortSignal
-from qcore.llm.openai_errors import Transient, protocol_error, translate_error
+from qcore.llm.openai_errors import Transient, protocol_error, translate_error, unfinished_stream
 from qcore.llm.openai_messages import to_openai_messages
-from qcore.llm.openai_stream import StreamAssembly
+from qcore.llm.openai_stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS, StreamAssembly
 from qcore.llm.types import (
     ChatMessage,
     LLMError,
@@ -64,7 +66,11 @@ class OpenAIClient:
         timeout: float = 120.0,
         extra_body: Mapping[str, Any] | None = None,
         http_client: Any = None,
+        max_response_chars: int = MAX_RESPONSE_CHARS,
+        max_tool_call_chars: int = MAX_TOOL_CALL_CHARS,
     ) -> None:
+        """``max_response_chars`` and ``max_tool_call_chars``: the caps on one reply and on one tool
+        call's arguments (see ``openai_stream``); past either the reply is cut off with an error."""
         self.model = model
         self._api_key = api_key or PLACEHOLDER_API_KEY
         self._base_url = base_url
@@ -74,6 +80,8 @@ class OpenAIClient:
         self._timeout = timeout
         self._extra_body = dict(extra_body) if extra_body else None
         self._http_client = http_client
+        self._max_response_chars = max_response_chars
+        self._max_tool_call_chars = max_tool_call_chars
         self._client: AsyncOpenAI | None = None
         self._call_ids = itertools.count(1)
 
@@ -185,7 +193,11 @@ class OpenAIClient:
         except Exception as exc:
             raise translate_error(exc, url=self.base_url, model=self.model, timeout=self._timeout) from exc
 
-        assembly = StreamAssembly(self._call_ids)
+        assembly = StreamAssembly(
+            self._call_ids,
+            max_response_chars=self._max_response_chars,
+            max_call_chars=self._max_tool_call_chars,
+        )
         try:
             while True:
                 try:
@@ -210,6 +222,8 @@ class OpenAIClient:
             await chunks.close()
         if assembly.chunks == 0:
             raise protocol_error(self.base_url, "the response held no chunks")
+        if assembly.finish_reason is None:
+            raise unfinished_stream(self.base_url)
         yield assembly.response()
 
 

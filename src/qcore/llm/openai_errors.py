@@ -1,8 +1,8 @@
 """What a failed request to an OpenAI-compatible server means, in words a user can act on.
 
 Each SDK failure becomes either an ``LLMError`` (final: a refused key, a wrong base URL, a bad request,
-nobody listening) or a ``Transient`` (429, 5xx, timeouts, a dropped connection: worth another attempt as
-long as nothing of the attempt reached the caller).
+nobody listening) or a ``Transient`` (429, 5xx, timeouts, a dropped connection, a stream that ended
+without a finish reason: worth another attempt as long as nothing of the attempt reached the caller).
 """
 
 from __future__ import annotations
@@ -38,6 +38,15 @@ def protocol_error(url: str, detail: str) -> LLMError:
         f"The model server at {url} did not send a chat-completion stream ({detail}). "
         "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).",
         LLMErrorKind.PROTOCOL,
+    )
+
+
+def unfinished_stream(url: str) -> Transient:
+    """The stream ended cleanly but no choice said why it finished: a proxy or server dropped the rest."""
+    return Transient(
+        LLMErrorKind.CONNECTION,
+        f"The reply from the model server at {url} ended before the model finished (no finish reason)",
+        "the stream ended without a finish reason",
     )
 
 

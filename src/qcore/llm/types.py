@@ -118,6 +118,9 @@ class LLMErrorKind(StrEnum):
     CANCELLED = "cancelled"
     PROTOCOL = "protocol"
     """The server answered with something that is not a chat completion."""
+    RESPONSE_TOO_LARGE = "response_too_large"
+    """The reply passed a size cap (one tool call's arguments, or the whole reply) and was cut off: the
+    model is most likely repeating itself. Not retried; nothing of the reply should be kept or run."""
 
 
 class LLMError(Exception):

@@ -38,6 +38,10 @@ class EditConfirmation:
     structured: StructuredDiff | None = None
     diff_label: str = ""
     """The path as the unified text's header names it (relative to the workspace)."""
+    protection: str | None = None
+    """Why this change must be asked about even where edits run unasked (auto-edit mode, allow rules),
+    as a clause for the question: "the file is read-only (mode 0444)". None for an ordinary file.
+    Set by the tool from ``qcore.permissions.protected.protection_reason``; honoured by the policy."""
     type: Literal["edit"] = "edit"
 
     @cached_property

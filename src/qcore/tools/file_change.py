@@ -4,11 +4,17 @@ A tool computes a ``Proposal`` (or a failed ``ToolResult``) from its params; the
 start from that one computation, re-read from disk each time. Two checks keep a write from landing on a
 file that moved underneath it: the file must be as the model last read it, and as it was when the diff
 was shown. Either failing refuses the write and says what to do.
+
+Only regular files are changed (a FIFO or a device is refused before it is opened), and only up to
+``MAX_FILE_BYTES``, before and after the change. The question carries a ``protection`` reason for files
+that must be asked about even where edits run unasked: git's and the agents' configuration, read-only
+files (see ``qcore.permissions.protected``).
 """
 
 from __future__ import annotations
 
 import errno
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -16,10 +22,28 @@ from typing import TypeVar
 from qcore.abort import AbortSignal
 from qcore.diffs import file_diff, structured_diff
 from qcore.file_state import fingerprint
-from qcore.files import NotTextError, TextFile, atomic_write, decode_text
+from qcore.files import (
+    FileTooLarge,
+    NotRegularFile,
+    NotTextError,
+    TextFile,
+    atomic_write,
+    decode_text,
+    format_size,
+    read_regular_file,
+)
+from qcore.permissions.protected import protection_reason
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
+
+MAX_FILE_BYTES = 100 * 1024 * 1024
+"""The largest file ``edit`` and ``write_file`` change, as it is and as it would be. Room for a
+1,000,000-line source file of 100-byte lines; a change holds a few copies of the file in memory (bytes,
+text, new text, new bytes, the diff), so this bounds one call to about half a gigabyte. Content the
+model sends is bounded well below it by the client's cap on a tool call's arguments."""
+
+_TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or split it into smaller files."
 
 
 @dataclass(frozen=True)
@@ -55,10 +79,22 @@ def load_existing(path: Path) -> Existing | ToolResult | None:
             f"Path is a directory, not a file: {path}", ToolErrorType.TARGET_IS_DIRECTORY
         )
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
         return Existing(decode_text(data), data)
     except FileNotFoundError:
         return None
+    except NotRegularFile as error:
+        return ToolResult.failure(
+            f"Refusing to change {path}: it is {error.what}, not a regular file (reading or writing it could "
+            "block forever or act on a device). Only regular files can be edited.",
+            ToolErrorType.READ_CONTENT_FAILURE,
+        )
+    except FileTooLarge as error:
+        return ToolResult.failure(
+            f"Refusing to change {path}: it is {format_size(error.size)}, over the "
+            f"{format_size(error.limit)} limit for files that edit and write_file change. {_TOO_LARGE_ADVICE}",
+            ToolErrorType.FILE_TOO_LARGE,
+        )
     except NotTextError as error:
         return ToolResult.failure(
             f"Refusing to change {path}: it is not a text file ({error}).", ToolErrorType.READ_CONTENT_FAILURE
@@ -111,7 +147,14 @@ class FileChangeTool(BaseTool[P]):
         proposal = self.propose(params)
         if isinstance(proposal, ToolResult):
             return proposal
+        if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
+            return _too_large_result(proposal.path, len(proposal.new_text))
         return self._changed_since_read(proposal) or proposal
+
+    def protection(self, path: Path) -> str | None:
+        """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
+        root = next((r for r in self.workspace.roots if path.is_relative_to(r)), self.workspace.root)
+        return protection_reason(path, root)
 
     async def should_confirm_execute(self, params: P, signal: AbortSignal) -> EditConfirmation | None:
         proposal = self._prepare(params)
@@ -127,6 +170,7 @@ class FileChangeTool(BaseTool[P]):
             new_content=proposal.new_text,
             structured=structured_diff(proposal.old_text, proposal.new_text),
             diff_label=shown,
+            protection=self.protection(proposal.path),
         )
 
     async def execute(
@@ -145,11 +189,13 @@ class FileChangeTool(BaseTool[P]):
                 ToolErrorType.EDIT_PREPARATION_FAILURE,
             )
         data = proposal.new_bytes()
+        if len(data) > MAX_FILE_BYTES:
+            return _too_large_result(proposal.path, len(data))
         try:
             atomic_write(proposal.path, data)
         except OSError as error:
             kind = _WRITE_ERRORS.get(error.errno or 0, ToolErrorType.FILE_WRITE_FAILURE)
-            return ToolResult.failure(f"Could not write {proposal.path}: {error.strerror or error}", kind)
+            return ToolResult.failure(_write_failure(proposal.path, error), kind)
         if self.context is not None:
             self.context.file_states.record(proposal.path, data)
         label = self.workspace.relative(proposal.path)
@@ -157,3 +203,23 @@ class FileChangeTool(BaseTool[P]):
         return ToolResult(
             message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written")
         )
+
+
+def _too_large_result(path: Path, size: int) -> ToolResult:
+    return ToolResult.failure(
+        f"Refusing to write {path}: the new content would be at least {format_size(size)}, over the "
+        f"{format_size(MAX_FILE_BYTES)} limit for files that edit and write_file change. Nothing was "
+        f"written. {_TOO_LARGE_ADVICE}",
+        ToolErrorType.FILE_TOO_LARGE,
+    )
+
+
+def _write_failure(path: Path, error: OSError) -> str:
+    message = f"Could not write {path}: {error.strerror or error}"
+    if error.errno in (errno.EACCES, errno.EPERM) and not os.access(path.parent, os.W_OK | os.X_OK):
+        # The write goes through a new file renamed over the old one, so the folder must allow it.
+        message += (
+            f". Its folder {path.parent} does not let you create or replace files; nothing was written. "
+            "Ask the user to change the folder's permissions or make the change themselves"
+        )
+    return message + "."

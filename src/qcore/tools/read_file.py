@@ -3,6 +3,7 @@ and PDFs as parts the model can see; binary files named, not dumped.
 
 Lines are returned exactly as they are on disk (Qwen Code trims trailing whitespace, which later makes the
 model's ``old_string`` miss). Reading records what the model saw, for the stale-file check in edits.
+Only regular files are read: a FIFO or a device is refused before it is opened (``read_regular_file``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.files import NotTextError, decode_text
+from qcore.files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
@@ -95,17 +96,24 @@ class ReadFile(BaseTool[ReadFileParams]):
                 f"Path is a directory, not a file: {path}. Use list_directory to see its entries.",
                 ToolErrorType.TARGET_IS_DIRECTORY,
             )
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return ToolResult.failure(
-                f"File size exceeds the 20MB limit: {path} is {size} bytes.", ToolErrorType.FILE_TOO_LARGE
-            )
         try:
-            data = path.read_bytes()
+            data = read_regular_file(path, MAX_FILE_BYTES)
+        except NotRegularFile as error:
+            return ToolResult.failure(
+                f"Refusing to read {path}: it is {error.what}, not a regular file (reading it could block "
+                "forever or never end).",
+                ToolErrorType.READ_CONTENT_FAILURE,
+            )
+        except FileTooLarge as error:
+            return ToolResult.failure(
+                f"File size exceeds the 20MB limit: {path} is {error.size} bytes.",
+                ToolErrorType.FILE_TOO_LARGE,
+            )
         except OSError as error:
             return ToolResult.failure(
                 f"Could not read {path}: {error.strerror or error}", ToolErrorType.READ_CONTENT_FAILURE
             )
+        size = len(data)
         mime = None if path.suffix.lower() in TEXT_SUFFIXES else mimetypes.guess_type(path.name)[0]
         if mime in MEDIA_TYPES:
             part = InlineDataPart(mime, base64.b64encode(data).decode("ascii"), path.name)

@@ -2,7 +2,8 @@
 
 Files are read in path order until a shared character budget is spent; the file that crosses it is cut
 and the rest are named, so the model can fetch them with read_file instead of silently missing them.
-Everything skipped (outside the workspace, ignored, binary, missing) is named too, with the reason.
+Everything skipped (outside the workspace, ignored, binary, missing, not a regular file such as a FIFO)
+is named too, with the reason; a FIFO or a device is never opened (``read_regular_file``).
 Images and PDFs are attached only when a path or include pattern mentions their name or extension, as
 in Qwen Code: a folder full of screenshots should not flood the context.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.files import NotTextError, decode_text
+from qcore.files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
 from qcore.ignore import IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
@@ -43,9 +44,8 @@ END_MARKER = "--- End of content ---"
 SHOWN_SKIPS = 10
 
 
-def _read_text(path: Path) -> str:
-    """The text of ``path``; NotTextError for binary content (NUL bytes without a UTF-16/32 BOM)."""
-    data = path.read_bytes()
+def _read_text(data: bytes) -> str:
+    """The text of a file's bytes; NotTextError for binary content (NUL bytes without a UTF-16/32 BOM)."""
     if b"\0" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
         raise NotTextError("binary content (NUL bytes)")
     return decode_text(data).text
@@ -186,14 +186,10 @@ class ReadManyFiles(BaseTool[ReadManyFilesParams]):
             shown = _shown(path, self.workspace.root)
             suffix = path.suffix.lower()
             try:
-                size = path.stat().st_size
-                if size > MAX_FILE_BYTES:
-                    chosen.skipped.append((shown, f"too large ({size} bytes)"))
-                    continue
                 if suffix in MEDIA_EXTENSIONS:
                     if suffix in wanted or path.name.lower() in wanted:
                         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-                        data = base64.b64encode(path.read_bytes()).decode("ascii")
+                        data = base64.b64encode(read_regular_file(path, MAX_FILE_BYTES)).decode("ascii")
                         media.append(InlineDataPart(mime, data, display_name=shown))
                         read.append(shown)
                     else:
@@ -202,9 +198,15 @@ class ReadManyFiles(BaseTool[ReadManyFilesParams]):
                 if budget <= 0:
                     left_out.append(shown)
                     continue
-                text = _read_text(path)
+                text = _read_text(read_regular_file(path, MAX_FILE_BYTES))
             except NotTextError:
                 chosen.skipped.append((shown, "binary"))
+                continue
+            except NotRegularFile as error:
+                chosen.skipped.append((shown, f"{error.what}, not a regular file"))
+                continue
+            except FileTooLarge as error:
+                chosen.skipped.append((shown, f"too large ({error.size} bytes)"))
                 continue
             except OSError as error:
                 chosen.skipped.append((shown, f"unreadable: {error.strerror or error}"))

@@ -95,3 +95,56 @@ def test_a_read_only_file_is_protected_with_its_mode(tmp_path: Path) -> None:
     os.chmod(target, 0o044)  # writable by group and others, not by its owner: still read-only to them
     assert protection_reason(target, tmp_path) == "the file is read-only (mode 0044)"
     os.chmod(target, 0o644)
+
+
+# --- through the scheduler: asked about wherever edits would run unasked, run only in yolo ----------
+
+
+async def run_write(root: Path, relative: str, mode: str, approver: object | None, *rules: str) -> object:
+    import json
+
+    from qcore.abort import AbortSignal
+    from qcore.llm.types import ToolCallRequest
+    from qcore.permissions import ApprovalMode, PermissionPolicy
+    from qcore.permissions.rules import Rule, RuleKind, RuleSource
+    from qcore.scheduler import ToolScheduler
+    from qcore.tools.base import ToolContext
+    from qcore.tools.registry import ToolRegistry
+    from qcore.tools.write_file import WriteFile
+    from qcore.workspace import Workspace
+
+    registry = ToolRegistry()
+    registry.register(WriteFile(ToolContext(Workspace([root]))))
+    policy = PermissionPolicy(
+        mode=ApprovalMode(mode), root=root, rules=[Rule(RuleKind.ALLOW, r, RuleSource.USER) for r in rules]
+    )
+    scheduler = ToolScheduler(registry, policy, approver, lambda event: None)  # type: ignore[arg-type]
+    request = ToolCallRequest("1", "write_file", json.dumps({"file_path": relative, "content": "[core]\n"}))
+    [done] = await scheduler.run([request], AbortSignal())
+    return done
+
+
+async def test_auto_edit_and_allow_rules_ask_for_git_config_and_offer_no_always(tmp_path: Path) -> None:
+    from qcore.permissions import Decision
+    from qcore.scheduling import ToolCallState
+    from tests.support.tools import ScriptedApprover
+
+    (tmp_path / ".git").mkdir()
+    approver = ScriptedApprover(Decision.reject("no"))
+    done = await run_write(tmp_path, ".git/config", "auto-edit", approver, "write_file", "write_file(**)")
+    assert done.state is ToolCallState.CANCELLED  # type: ignore[attr-defined]
+    [asked] = approver.requests
+    assert asked.suggested_rules == () and "git" in (asked.details.protection or "")
+    assert not (tmp_path / ".git" / "config").exists()
+    unattended = await run_write(tmp_path, ".git/config", "auto-edit", None)
+    message = unattended.result.llm_content  # type: ignore[attr-defined]
+    assert "yolo" in message and "auto-edit or yolo" not in message and "permissions.allow" not in message
+    yolo = await run_write(tmp_path, ".git/config", "yolo", None)
+    assert yolo.state is ToolCallState.SUCCESS and (tmp_path / ".git" / "config").read_text() == "[core]\n"  # type: ignore[attr-defined]
+
+
+async def test_an_ordinary_file_still_runs_in_auto_edit(tmp_path: Path) -> None:
+    from qcore.scheduling import ToolCallState
+
+    done = await run_write(tmp_path, "notes.txt", "auto-edit", None)
+    assert done.state is ToolCallState.SUCCESS  # type: ignore[attr-defined]

@@ -77,6 +77,10 @@ class ConsoleApprover:
     async def decide(self, request: ApprovalRequest) -> Decision:
         title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
         self.console.print(Panel(_body(request), title=title, title_align="left", border_style="yellow"))
+        if request.details.type == "edit" and request.details.protection:
+            self.console.print(
+                f"! {request.details.protection}: asked about in every mode but yolo", markup=False
+            )
         while True:
             self.console.print(self._choices(request), markup=False, highlight=False)
             answer = await self._ask("> ")

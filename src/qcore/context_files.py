@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qcore.files import read_config_text
+
 DEFAULT_FILE_NAMES: tuple[str, ...] = ("QWEN.md", "AGENTS.md")
 MAX_CONTEXT_CHARS = 40_000
 
@@ -42,7 +44,7 @@ def _folders(root: Path, cwd: Path) -> list[Path]:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+        return read_config_text(path, errors="replace").replace("\r\n", "\n")
     except OSError:  # missing, a directory, unreadable: nothing to add
         return None
 

@@ -160,6 +160,16 @@ def decode_text(data: bytes) -> TextFile:
     return TextFile(text=text.replace("\r\n", "\n"), encoding=encoding, bom=bom, newline=newline)
 
 
+CONFIG_MAX_BYTES = 8 << 20
+"""Settings, ignore, trust and context files: far above any real one, and a link to /dev/zero or a FIFO
+in a cloned repository is refused instead of hanging start-up."""
+
+
+def read_config_text(path: str | Path, errors: str = "strict") -> str:
+    """A small configuration file as UTF-8 text; ``NotRegularFile`` and ``FileTooLarge`` are OSErrors."""
+    return read_regular_file(path, CONFIG_MAX_BYTES).decode("utf-8", errors=errors)
+
+
 def read_text_file(path: str | Path, max_bytes: int | None = None) -> TextFile:
     return decode_text(read_regular_file(path, max_bytes))
 

@@ -17,6 +17,8 @@ from typing import Literal
 
 import pathspec
 
+from qcore.files import read_config_text
+
 IgnoreSource = Literal["git", "qwen"]
 QWEN_IGNORE = ".qwenignore"
 
@@ -27,7 +29,7 @@ def _in_git_work_tree(root: Path) -> bool:
 
 def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_config_text(path, errors="replace").splitlines()
     except OSError:
         return None
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None

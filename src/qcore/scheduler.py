@@ -21,7 +21,7 @@ from qcore.abort import AbortSignal
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
-from qcore.permissions.policy import PermissionPolicy, Verdict
+from qcore.permissions.policy import PermissionPolicy, Verdict, protected
 from qcore.scheduling import ToolCall, ToolCallState, Unasked
 from qcore.tools.aliases import rename_parameters
 from qcore.tools.arguments import ArgumentsError, parse_arguments
@@ -195,9 +195,9 @@ class ToolScheduler:
                 description=call.description,
                 details=details,
                 mode=self.policy.mode,
-                suggested_rules=tuple(
-                    self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
-                ),
+                suggested_rules=()
+                if protected(details)
+                else tuple(self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)),
                 server_rules=tuple(
                     self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, subject)
                 )

@@ -114,3 +114,22 @@ def test_do_not_trust_wins_over_a_trusted_parent(workdir: Workdir, qcli: Runner)
     result = qcli("-p", "go")
     assert not any(path.exists() for path in canaries.values()), result.stderr
     assert "DO_NOT_TRUST" in result.stderr
+
+
+def test_a_repository_of_links_to_devices_and_fifos_does_not_hang_start_up(
+    workdir: Workdir, qcli: Runner
+) -> None:
+    """Context, ignore and settings files that would block or never end if read: reported, skipped."""
+    import os
+
+    os.mkfifo(workdir.root / "fifo")
+    (workdir.root / "QWEN.md").symlink_to("/dev/zero")
+    (workdir.root / "AGENTS.md").symlink_to(workdir.root / "fifo")
+    (workdir.root / ".gitignore").symlink_to(workdir.root / "fifo")
+    (workdir.root / ".qwen").mkdir()
+    (workdir.root / ".qwen" / "settings.json").symlink_to("/dev/zero")
+    workdir.server.script.append(Reply(text="still here"))
+    result = qcli("-p", "hello", timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "still here" in result.stdout
+    assert "settings.json" in result.stderr and "character device" in result.stderr

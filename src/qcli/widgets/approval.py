@@ -186,6 +186,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         else:
             text.append(details.title, "bold")
         text.append(f"   {request.display_name} · mode {request.mode.value}", "dim")
+        if details.type == "edit" and details.protection:
+            text.append(f"\n⚠ {details.protection}: asked about in every mode but yolo", "bold yellow")
         if self.waiting:
             text.append(f" · {self.waiting} more waiting", "yellow")
         return text

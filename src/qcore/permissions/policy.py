@@ -77,9 +77,15 @@ Persist = Callable[[RuleSource, RuleKind, str], Path]
 
 def mode_that_allows(tool: AnyTool, details: ConfirmationDetails | None) -> ApprovalMode:
     """The least permissive mode in which this call would run unasked."""
-    if details is not None and details.type == "edit":
+    if details is not None and details.type == "edit" and not details.protection:
         return ApprovalMode.AUTO_EDIT
     return ApprovalMode.YOLO
+
+
+def protected(details: ConfirmationDetails | None) -> str | None:
+    """Why this change is asked about wherever edits would run unasked (a file that decides what runs,
+    a read-only file); no rule or mode short of yolo covers it, so no "always" is offered."""
+    return details.protection if details is not None and details.type == "edit" else None
 
 
 def _names(tool: AnyTool) -> frozenset[str]:
@@ -176,9 +182,9 @@ class PermissionPolicy:
             return PolicyDecision(Verdict.ASK, f"the rule {asked.describe()} asks first", asked)
         if details is None or read_only_shell:
             return PolicyDecision(Verdict.ALLOW, "read-only")
-        protection = getattr(details, "protection", None)
         if self.mode is ApprovalMode.YOLO:
             return PolicyDecision(Verdict.ALLOW, "yolo mode")
+        protection = protected(details)
         if protection:
             return PolicyDecision(Verdict.ASK, f"{protection}; such changes are always asked about")
         allowed = self._allowed(tool, subject)
@@ -288,15 +294,19 @@ class PermissionPolicy:
         mode, rules = self.unattended_remedy(tool, details, subject)
         modes = "auto-edit or yolo" if mode is ApprovalMode.AUTO_EDIT else "yolo"
         listed = ", ".join(f'"{rule}"' for rule in rules)
+        why = f" ({protected(details)})" if protected(details) else ""
+        remedy = f", or with the rule {listed} in permissions.allow in settings" if rules else ""
         return (
-            f'Permission to run "{tool.name}" was not granted: it needs approval and this session cannot ask '
-            f"(non-interactive, approval mode {self.mode.value}). It would run in approval mode {modes}, or "
-            f"with the rule {listed} in permissions.allow in settings."
+            f'Permission to run "{tool.name}" was not granted: it needs approval{why} and this session cannot '
+            f"ask (non-interactive, approval mode {self.mode.value}). It would run in approval mode {modes}"
+            f"{remedy}."
         )
 
     def unattended_remedy(
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
     ) -> tuple[ApprovalMode, tuple[str, ...]]:
         """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
+        if protected(details):
+            return ApprovalMode.YOLO, ()
         rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
         return mode_that_allows(tool, details), tuple(rules)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from qcore.files import read_config_text
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError, split_rule
 from qcore.settings import JsoncError, LoadedSettings, SettingsProblem, migrate_legacy, parse_jsonc
 from qcore.settings.trust import hold_back
@@ -73,7 +74,7 @@ def rules_from_settings(loaded: LoadedSettings) -> list[Rule]:
         if not source.loaded:
             continue
         try:
-            data = parse_jsonc(source.path.read_text(encoding="utf-8"), path=str(source.path))
+            data = parse_jsonc(read_config_text(source.path), path=str(source.path))
         except (OSError, JsoncError, UnicodeDecodeError):
             continue  # already reported by the loader
         if not isinstance(data, dict):

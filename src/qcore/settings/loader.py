@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from qcore.files import CONFIG_MAX_BYTES, FileTooLarge, NotRegularFile, read_regular_file
 from qcore.settings.envsubst import substitute_env
 from qcore.settings.jsonc import JsoncError, parse_jsonc, strip_jsonc
 from qcore.settings.legacy import migrate_legacy
@@ -129,8 +130,11 @@ def _parse_file(path: Path, problems: list[SettingsProblem]) -> dict[str, Any] |
     """The file's JSON object; None if it is absent or broken (broken files add a problem)."""
     label = str(path)
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, CONFIG_MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (NotRegularFile, FileTooLarge) as exc:
+        problems.append(SettingsProblem(path=label, message=f"cannot read settings file: {exc}"))
         return None
     except OSError as exc:
         problems.append(SettingsProblem(path=label, message=f"cannot read settings file: {exc.strerror}"))

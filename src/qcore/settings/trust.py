@@ -24,6 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from qcore.files import read_config_text
 from qcore.settings.jsonc import JsoncError, parse_jsonc
 
 __all__ = [
@@ -57,7 +58,7 @@ class TrustedFolders:
     @classmethod
     def load(cls, path: Path) -> TrustedFolders:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_config_text(path)
         except FileNotFoundError:
             return cls(path)
         except (OSError, UnicodeDecodeError) as error:

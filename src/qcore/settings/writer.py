@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qcore.files import atomic_write
+from qcore.files import atomic_write, read_config_text
 from qcore.settings.jsonc import parse_jsonc, strip_jsonc
 
 
@@ -98,7 +98,7 @@ def _nested(keys: Sequence[str], value: str, indent: str, step: str) -> str:
 
 def add_to_list(path: Path, keys: Sequence[str], value: str) -> bool:
     """Append ``value`` to the list at ``keys`` in the file (created when missing); False if already there."""
-    original = path.read_text(encoding="utf-8") if path.exists() else ""
+    original = read_config_text(path) if path.exists() else ""
     if not original.strip():
         step = "  "
         body = _nested(list(keys), json.dumps(value), step, step)
@@ -150,7 +150,7 @@ def remove_from_list(path: Path, keys: Sequence[str], value: str) -> bool:
     """Remove ``value`` from the list at ``keys``; False when it was not there."""
     if not path.exists():
         return False
-    text = path.read_text(encoding="utf-8")
+    text = read_config_text(path)
     parse_jsonc(text, path=str(path))
     blank = strip_jsonc(text, path=str(path))
     node = _Scanner(blank).value(0)

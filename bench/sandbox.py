@@ -1,7 +1,7 @@
 """What the read-only sandbox adds to a command that runs unasked: the same command through the same
 runner (``SubprocessShellRunner.run``), confined (bubblewrap, ``READ_ONLY``) against bare, sampled
-alternately. The goal is under 10 ms added. Three file sizes (``cat`` into ``wc -l``) show the cost is per command, not
-per byte. No rows when no sandbox can run here.
+alternately. The goal is under 10 ms added. Three file sizes (``cat`` into ``wc -l``) show that the cost
+is per command, not per byte. No rows when no sandbox can run here.
 """
 
 from __future__ import annotations

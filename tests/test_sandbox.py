@@ -12,7 +12,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,7 @@ from qcore.permissions.sandbox import (
     probe_bubblewrap,
     sandbox_requested,
     sandbox_status,
+    sandbox_warnings,
     seccomp_program,
 )
 from qcore.process_tracker import OWNER_VARIABLE, ProcessTracker
@@ -105,9 +106,13 @@ def runner() -> Iterator[SubprocessShellRunner]:
 
 
 async def confined(
-    runner: SubprocessShellRunner, command: str, cwd: Path, profile: SandboxProfile, **kwargs: object
+    runner: SubprocessShellRunner,
+    command: str,
+    cwd: Path,
+    profile: SandboxProfile,
+    writable: Sequence[Path] = (),
 ) -> ShellResult:
-    return await runner.run(command, cwd, time_limit=20, sandbox_profile=profile, **kwargs)  # type: ignore[arg-type]
+    return await runner.run(command, cwd, time_limit=20, sandbox_profile=profile, writable=writable)
 
 
 class Listener:
@@ -300,36 +305,63 @@ async def test_tools_sandbox_confines_approved_commands_to_the_workspace(workspa
             shutil.rmtree(outside, ignore_errors=True)
 
 
-async def test_without_a_sandbox_the_grammar_decides_and_the_user_is_told_once(workspace: Path) -> None:
-    tool = RunShellCommand(ToolContext(Workspace([workspace]), sandbox=NoSandbox("bwrap not found")))
-    first = await run_tool(tool, command="cat notes.txt")
-    note = "Note: sandbox: none (bwrap not found); read-only commands run unconfined"
-    assert first.text().startswith(note) and str(first.return_display).startswith(note)
-    assert "alpha" in str(first.return_display)
-    second = await run_tool(tool, command="ls")
-    assert "Note:" not in second.text()
-    written = await run_tool(tool, command="echo x > w.txt")
-    assert "Note:" not in written.text() and (workspace / "w.txt").exists()
+@pytest.mark.parametrize(
+    ("setting", "command", "profile"),
+    [
+        (False, "cat notes.txt | wc -l", SandboxProfile.READ_ONLY),
+        (True, "cat notes.txt | wc -l", SandboxProfile.READ_ONLY),
+        (False, "echo x > a.txt", None),
+        (True, "echo x > a.txt", SandboxProfile.WORKSPACE_WRITE),
+        ("docker", "npm install", SandboxProfile.WORKSPACE_WRITE),
+        ("false", "npm install", None),
+    ],
+)
+def test_the_tool_picks_the_profile(
+    workspace: Path, setting: bool | str, command: str, profile: SandboxProfile | None
+) -> None:
+    settings = Settings.model_validate({"tools": {"sandbox": setting}})
+    tool = RunShellCommand(ToolContext(Workspace([workspace]), settings=settings))
+    assert tool._confinement(command) is profile
 
 
-async def test_tools_sandbox_without_a_sandbox_says_so_once(workspace: Path) -> None:
-    settings = Settings.model_validate({"tools": {"sandbox": "docker"}})
-    tool = RunShellCommand(
-        ToolContext(Workspace([workspace]), settings=settings, sandbox=NoSandbox("bwrap not found"))
+async def test_without_a_sandbox_commands_run_as_they_are(workspace: Path) -> None:
+    settings = Settings.model_validate({"tools": {"sandbox": True}})
+    context = ToolContext(Workspace([workspace]), settings=settings, sandbox=NoSandbox("bwrap not found"))
+    tool = RunShellCommand(context)
+    listed = await run_tool(tool, command="cat notes.txt")
+    assert listed.return_display == "alpha\nbeta"
+    assert (await run_tool(tool, command="echo x > w.txt")).ok and (workspace / "w.txt").exists()
+
+
+def test_what_the_user_is_told_once() -> None:
+    none = NoSandbox("bwrap not found")
+    bwrap = BubblewrapSandbox("/usr/bin/bwrap", "0.8.0")
+    assert sandbox_warnings(none) == [
+        "sandbox: none (bwrap not found); commands that run without asking because they are read-only run "
+        "unconfined, checked by the read-only rules alone"
+    ]
+    assert sandbox_warnings(none, "true")[1] == (
+        "tools.sandbox is on but cannot be honoured: approved commands run unconfined"
     )
-    first = await run_tool(tool, command="echo x > a.txt")
-    assert first.text().startswith("Note: tools.sandbox is on but cannot be honoured")
-    assert "Note:" not in (await run_tool(tool, command="echo x > b.txt")).text()
+    assert sandbox_warnings(bwrap) == [] and sandbox_warnings(bwrap, True) == []
+    assert sandbox_warnings(bwrap, "docker") == [
+        "tools.sandbox 'docker' is not available here; bubblewrap is used instead"
+    ]
 
 
-@needs_bwrap
-async def test_a_sandbox_name_we_do_not_have_uses_bubblewrap_and_says_so_once(workspace: Path) -> None:
-    settings = Settings.model_validate({"tools": {"sandbox": "docker"}})
-    tool = RunShellCommand(ToolContext(Workspace.for_project(workspace), settings=settings))
-    first = await run_tool(tool, command="echo x > a.txt")
-    assert first.text().startswith("Note: tools.sandbox 'docker' is not available here; bubblewrap is used")
-    assert (workspace / "a.txt").exists()
-    assert "Note:" not in (await run_tool(tool, command="echo x > b.txt")).text()
+def test_qcli_tells_the_user_once_at_the_start(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qcli.main import build_parser
+    from qcli.run import build_session, prepare
+
+    monkeypatch.setattr("qcli.run.detect_sandbox", lambda: NoSandbox("bwrap not found"))
+    monkeypatch.setenv("QWEN_CODE_SYSTEM_SETTINGS_PATH", str(home / "none.json"))
+    monkeypatch.setenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH", str(home / "none.json"))
+    launch = prepare(build_parser().parse_args(["-p", "hi"]), cwd=workspace)
+    build_session(launch, ScriptedLLM([]), None)  # type: ignore[arg-type]
+    told = [problem for problem in launch.problems if "sandbox" in problem]
+    assert told == [sandbox_warnings(NoSandbox("bwrap not found"))[0]]
 
 
 # --- detection, the setting, the status line ----------------------------------------------------------

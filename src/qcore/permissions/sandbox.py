@@ -290,3 +290,20 @@ def sandbox_status(sandbox: Sandbox, setting: bool | str | None = False) -> str:
         f"{sandbox.describe()} ({scope}; tools.sandbox: on{instead}, approved commands may write only "
         "in the workspace and temp folders)"
     )
+
+
+def sandbox_warnings(sandbox: Sandbox, setting: bool | str | None = False) -> list[str]:
+    """What the user should be told once, at the start of a session: that read-only commands will run
+    unconfined, that ``tools.sandbox`` cannot be honoured, or that a sandbox it names is replaced."""
+    wanted, unsupported = sandbox_requested(setting)
+    if not sandbox.available:
+        told = [
+            f"sandbox: {sandbox.describe()}; commands that run without asking because they are read-only "
+            "run unconfined, checked by the read-only rules alone"
+        ]
+        if wanted:
+            told.append("tools.sandbox is on but cannot be honoured: approved commands run unconfined")
+        return told
+    if wanted and unsupported:
+        return [f"tools.sandbox {unsupported!r} is not available here; {sandbox.name} is used instead"]
+    return []

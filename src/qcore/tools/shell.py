@@ -8,8 +8,9 @@ analysis (tree-sitter-bash), so the question names what the rules will judge.
 
 Defence in depth: a command the read-only grammar accepts runs unasked, so it runs sandboxed
 (``READ_ONLY``: nothing written, no network) in case the grammar is wrong; with ``tools.sandbox`` on, any
-other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be had, the first such result says so,
-once. Whatever the commands leave running ends with the session (``aclose``).
+other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be had the command runs as it is (the front
+end tells the user once: ``sandbox_warnings``). Whatever the commands leave running ends with the session
+(``aclose``).
 """
 
 from __future__ import annotations
@@ -128,8 +129,6 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         if runner is None:
             runner = SubprocessShellRunner(sandbox=context.sandbox if context is not None else None)
         self.runner: ShellRunner = runner
-        self._told: set[str] = set()
-        """Sandbox notes already given in this session."""
 
     async def aclose(self) -> None:
         """End every process the commands left running (``&``, background jobs)."""
@@ -187,42 +186,20 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             cwd = self.workspace.root if params.directory is None else self.resolve_path(params.directory)
         except ToolParamsError as error:
             return ToolResult.failure(str(error), error.error_type)
-        profile, note = self._confinement(params.command)
+        profile = self._confinement(params.command)
         writable = self._writable() if profile is SandboxProfile.WORKSPACE_WRITE else []
         if params.is_background:
-            result = await self._start_background(params, cwd, profile, writable)
-        else:
-            result = await self._run(params, cwd, update_output, signal, profile, writable)
-        return _with_note(result, note) if note else result
+            return await self._start_background(params, cwd, profile, writable)
+        return await self._run(params, cwd, update_output, signal, profile, writable)
 
-    def _confinement(self, command: str) -> tuple[SandboxProfile | None, str | None]:
-        """The profile ``command`` runs in, and a note for the user the first time it cannot be had."""
-        settings = self.context.settings if self.context is not None else None
-        wanted, unsupported = sandbox_requested(settings.tools.sandbox if settings is not None else False)
+    def _confinement(self, command: str) -> SandboxProfile | None:
+        """``READ_ONLY`` for what the read-only grammar accepts (it runs unasked), ``WORKSPACE_WRITE`` for
+        the rest when ``tools.sandbox`` is on, else None (as it is)."""
         if is_read_only(analyse(command)):
-            profile = SandboxProfile.READ_ONLY
-        elif wanted:
-            profile = SandboxProfile.WORKSPACE_WRITE
-        else:
-            return None, None
-        sandbox = self.runner.sandbox
-        if not sandbox.available:
-            if profile is SandboxProfile.READ_ONLY:
-                note = f"Note: sandbox: {sandbox.describe()}; read-only commands run unconfined, checked "
-                note += "by the read-only rules alone."
-            else:
-                note = f"Note: tools.sandbox is on but cannot be honoured (sandbox: {sandbox.describe()}); "
-                note += "approved commands run unconfined."
-        elif unsupported and profile is SandboxProfile.WORKSPACE_WRITE:
-            note = (
-                f"Note: tools.sandbox {unsupported!r} is not available here; {sandbox.name} is used instead."
-            )
-        else:
-            return profile, None
-        if note in self._told:
-            return profile, None
-        self._told.add(note)
-        return profile, note
+            return SandboxProfile.READ_ONLY
+        settings = self.context.settings if self.context is not None else None
+        wanted, _ = sandbox_requested(settings.tools.sandbox if settings is not None else False)
+        return SandboxProfile.WORKSPACE_WRITE if wanted else None
 
     def _writable(self) -> list[Path]:
         workspace = self.workspace
@@ -345,16 +322,6 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             f"Stop it with: kill -- -{started.pgid}"
         )
         return ToolResult(text, text)
-
-
-def _with_note(result: ToolResult, note: str) -> ToolResult:
-    """``note`` as the first line of what the model reads and of what the user sees."""
-    display = result.return_display
-    return ToolResult(
-        f"{note}\n{result.text()}",
-        f"{note}\n{display}" if isinstance(display, str) else display,
-        result.error,
-    )
 
 
 def _claim_log_file(folder: Path) -> Path:

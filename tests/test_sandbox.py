@@ -321,7 +321,7 @@ def test_the_tool_picks_the_profile(
 ) -> None:
     settings = Settings.model_validate({"tools": {"sandbox": setting}})
     tool = RunShellCommand(ToolContext(Workspace([workspace]), settings=settings))
-    assert tool._confinement(command) is profile
+    assert tool.sandbox_profile(command) is profile
 
 
 async def test_without_a_sandbox_commands_run_as_they_are(workspace: Path) -> None:

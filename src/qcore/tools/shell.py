@@ -186,13 +186,13 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             cwd = self.workspace.root if params.directory is None else self.resolve_path(params.directory)
         except ToolParamsError as error:
             return ToolResult.failure(str(error), error.error_type)
-        profile = self._confinement(params.command)
+        profile = self.sandbox_profile(params.command)
         writable = self._writable() if profile is SandboxProfile.WORKSPACE_WRITE else []
         if params.is_background:
             return await self._start_background(params, cwd, profile, writable)
         return await self._run(params, cwd, update_output, signal, profile, writable)
 
-    def _confinement(self, command: str) -> SandboxProfile | None:
+    def sandbox_profile(self, command: str) -> SandboxProfile | None:
         """``READ_ONLY`` for what the read-only grammar accepts (it runs unasked), ``WORKSPACE_WRITE`` for
         the rest when ``tools.sandbox`` is on, else None (as it is)."""
         if is_read_only(analyse(command)):

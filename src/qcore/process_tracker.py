@@ -12,16 +12,14 @@ background job the shell tool started on purpose, a child a discovery command fo
   subreaper*, so orphans of its commands are re-parented to it rather than to init, and at exit (SIGTERM
   and SIGHUP included) every descendant still running is ended.
 
-psutil is imported on first use, so importing this module stays cheap.
+psutil (and asyncio) are imported on first use, so importing this module stays cheap.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
-import secrets
 import signal
 import sys
 from collections.abc import Iterable
@@ -43,7 +41,7 @@ class ProcessTracker:
     running. Cheap to create; nothing is scanned until ``end_all``."""
 
     def __init__(self) -> None:
-        self.token = secrets.token_hex(8)
+        self.token = os.urandom(8).hex()
         self._known: dict[int, psutil.Process] = {}
 
     def environment(self) -> dict[str, str]:
@@ -110,6 +108,8 @@ class ProcessTracker:
         return ended
 
     async def aclose(self, grace: float = END_GRACE_SECONDS) -> None:
+        import asyncio
+
         await asyncio.to_thread(self.end_all, grace)
 
 

@@ -22,6 +22,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterable
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ OWNER_VARIABLE = "QCORE_PROCESS_OWNER"
 END_GRACE_SECONDS = 0.5
 """Between SIGTERM and SIGKILL."""
 _PR_SET_CHILD_SUBREAPER = 36
+_POLL_SECONDS = 0.02
 
 
 class ProcessTracker:
@@ -123,22 +125,34 @@ def _alive(process: psutil.Process) -> bool:
 
 
 def end_processes(processes: Iterable[psutil.Process], grace: float = END_GRACE_SECONDS) -> list[int]:
-    """SIGTERM each, SIGKILL those still there after ``grace``, and wait for them (reaping our own
-    children). Returns the PIDs that were signalled."""
+    """SIGTERM each, SIGKILL those still there after ``grace``, and wait (a second at most) until none
+    runs. Returns the PIDs that were signalled. Waiting never reaps: a child's exit status belongs to
+    whoever started it (asyncio's watcher, say), and taking it would leave them guessing."""
     import psutil
 
-    targets = [p for p in processes if p.pid != os.getpid()]
     signalled = []
-    for process in targets:
+    for process in processes:
+        if process.pid == os.getpid():
+            continue
         with contextlib.suppress(psutil.Error):
             process.terminate()
             signalled.append(process)
-    _, alive = psutil.wait_procs(signalled, timeout=grace)
-    for process in alive:
+    left = _wait_until_ended(signalled, grace)
+    for process in left:
         with contextlib.suppress(psutil.Error):
             process.kill()
-    psutil.wait_procs(alive, timeout=1.0)
+    _wait_until_ended(left, 1.0)
     return [p.pid for p in signalled]
+
+
+def _wait_until_ended(processes: list[psutil.Process], within: float) -> list[psutil.Process]:
+    """Those of ``processes`` still running (zombies count as ended) after at most ``within`` seconds."""
+    deadline = time.monotonic() + within
+    left = [p for p in processes if _alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS)
+        left = [p for p in left if _alive(p)]
+    return left
 
 
 def become_subreaper() -> bool:

@@ -584,3 +584,29 @@ def test_qcli_ends_even_escaped_processes_when_it_exits(how: str) -> None:
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not alive(pid)
+
+
+async def test_the_tools_command_says_which_sandbox_is_in_use(workspace: Path, home: Path) -> None:
+    from qcli.commands import run_command
+
+    settings = Settings.model_validate({"tools": {"sandbox": True}})
+    session, _ = create_session(
+        llm=ScriptedLLM([]),  # type: ignore[arg-type]
+        workspace=Workspace([workspace]),
+        settings=settings,
+        mode=ApprovalMode.DEFAULT,
+        approver=None,
+        plugins=False,
+        home=home,
+    )
+    shown: list[str] = []
+
+    class Host:
+        def __init__(self) -> None:
+            self.session = session
+
+        def show(self, markdown: str) -> None:
+            shown.append(markdown)
+
+    assert await run_command(Host(), "/tools")  # type: ignore[arg-type]
+    assert shown[0].endswith(f"**Sandbox**: {sandbox_status(SANDBOX, True)}")

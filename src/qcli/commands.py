@@ -89,10 +89,12 @@ async def _tools(host: CommandHost, args: str) -> None:
         asks = "asks" if tool.kind in MUTATOR_KINDS or tool.kind.value in ("fetch", "other") else "never"
         rows.append((f"`{tool.name}`", tool.kind.value, asks, origin))
     shell = host.session.registry.get("run_shell_command")
-    runner = getattr(shell, "runner", None)
-    sandbox = getattr(runner, "sandbox", None) or detect_sandbox()
-    settings = getattr(getattr(shell, "context", None), "settings", None)
-    status = sandbox_status(sandbox, settings.tools.sandbox if settings is not None else False)
+    runner = getattr(shell, "runner", None)  # the shell tool's runner knows which sandbox it uses
+    settings = shell.context.settings if shell is not None and shell.context is not None else None
+    status = sandbox_status(
+        runner.sandbox if runner is not None else detect_sandbox(),
+        settings.tools.sandbox if settings is not None else False,
+    )
     host.show(
         f"### Tools ({len(rows)})\n\n"
         + _table(("tool", "kind", "asks?", "from"), rows)

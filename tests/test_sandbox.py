@@ -610,3 +610,16 @@ async def test_the_tools_command_says_which_sandbox_is_in_use(workspace: Path, h
 
     assert await run_command(Host(), "/tools")  # type: ignore[arg-type]
     assert shown[0].endswith(f"**Sandbox**: {sandbox_status(SANDBOX, True)}")
+
+
+def test_version_verbose_names_the_sandbox(home: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    shown = subprocess.run(
+        [sys.executable, "-m", "qcli.main", "--version", "--verbose"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        check=True,
+    ).stdout.splitlines()
+    assert shown[1] == f"sandbox: {sandbox_status(SANDBOX)}"

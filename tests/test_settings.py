@@ -582,12 +582,12 @@ def test_bad_union_list_names_every_contributing_file(layout: Layout) -> None:
 
 
 def test_unknown_keys_survive(layout: Layout) -> None:
-    write(layout.user, {"ui": {"theme": "dark"}, "tools": {"sandbox": True}, "$version": 3})
+    write(layout.user, {"ui": {"theme": "dark"}, "tools": {"shell": {"pager": "cat"}}, "$version": 3})
     loaded = layout.load()
     assert loaded.problems == []
     assert loaded.raw["ui"] == {"theme": "dark"}
     assert loaded.settings.model_extra == {"ui": {"theme": "dark"}, "$version": 3}
-    assert loaded.settings.tools.model_extra == {"sandbox": True}
+    assert loaded.settings.tools.model_extra == {"shell": {"pager": "cat"}}
 
 
 def test_web_settings_are_typed(layout: Layout) -> None:

@@ -79,6 +79,7 @@ async def _help(host: CommandHost, args: str) -> None:
 
 
 async def _tools(host: CommandHost, args: str) -> None:
+    from qcore.permissions.sandbox import detect_sandbox, sandbox_status
     from qcore.tools.base import MUTATOR_KINDS
 
     rows = []
@@ -87,7 +88,18 @@ async def _tools(host: CommandHost, args: str) -> None:
         origin = f"MCP {server}" if isinstance(server, str) else type(tool).__module__.split(".")[1]
         asks = "asks" if tool.kind in MUTATOR_KINDS or tool.kind.value in ("fetch", "other") else "never"
         rows.append((f"`{tool.name}`", tool.kind.value, asks, origin))
-    host.show(f"### Tools ({len(rows)})\n\n" + _table(("tool", "kind", "asks?", "from"), rows))
+    shell = host.session.registry.get("run_shell_command")
+    runner = getattr(shell, "runner", None)  # the shell tool's runner knows which sandbox it uses
+    settings = shell.context.settings if shell is not None and shell.context is not None else None
+    status = sandbox_status(
+        runner.sandbox if runner is not None else detect_sandbox(),
+        settings.tools.sandbox if settings is not None else False,
+    )
+    host.show(
+        f"### Tools ({len(rows)})\n\n"
+        + _table(("tool", "kind", "asks?", "from"), rows)
+        + f"\n\n**Sandbox**: {status}"
+    )
 
 
 async def _mcp(host: CommandHost, args: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from qcore._version import __version__
 
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "there is a terminal",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--verbose", action="store_true", help="with --version: also the sandbox in use")
     return parser
 
 
@@ -83,7 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.version:
         print(__version__)
+        if args.verbose:
+            from qcore.permissions.sandbox import detect_sandbox, sandbox_status
+            from qcore.settings import load_settings
+
+            setting = load_settings(Path.cwd()).settings.tools.sandbox
+            print(f"sandbox: {sandbox_status(detect_sandbox(), setting)}")
         return EXIT_OK
+    from qcore.process_tracker import end_children_on_exit
+
+    end_children_on_exit()  # nothing a command left running outlives qcli, SIGTERM and SIGHUP included
     if args.yolo and args.approval_mode:
         parser.error("--yolo and --approval-mode cannot be used together. Use --approval-mode=yolo instead.")
     if args.allowed_tools:

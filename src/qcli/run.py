@@ -27,6 +27,7 @@ from qcore.llm.scripted import ScriptedLLM
 from qcore.llm.types import ChatMessage, LLMClient, LLMError, LLMErrorKind, StreamItem
 from qcore.permissions import ApprovalMode, Approver
 from qcore.permissions.rules import Rule
+from qcore.permissions.sandbox import detect_sandbox, sandbox_warnings
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
 from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
@@ -192,6 +193,7 @@ def build_session(
         events=events,
     )
     launch.problems.extend(problems)
+    launch.problems.extend(sandbox_warnings(detect_sandbox(), launch.settings.tools.sandbox))
     return session
 
 

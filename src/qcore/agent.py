@@ -165,9 +165,15 @@ class Session:
             )
 
     async def aclose(self) -> None:
-        """End what the session started: MCP server processes, a discovery command still running."""
+        """End what the session started: MCP server processes, a discovery command still running, and
+        what the tools own (the processes their commands left running)."""
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
+        for tool in self.registry:
+            try:
+                await tool.aclose()
+            except Exception as error:  # one tool failing to close must not keep the others open
+                self.events.emit(ErrorOccurred(f"Closing {tool.name} failed: {error}", "internal"))
 
     def refresh_system_prompt(self) -> str:
         """Rebuild the system prompt (after the memory or context files changed); returns it."""

@@ -8,6 +8,11 @@ process group that can be ended as a whole (SIGTERM, then SIGKILL after a short 
 one pipe shared by stdout and stderr, so the two interleave as the command wrote them. The runner waits for
 the *shell* to exit, not for the pipe to close: ``sleep 100 &`` keeps the pipe open, and such leftovers are
 reported as background PIDs instead of blocking the call. Reading uses ``loop.add_reader`` (Unix only).
+
+A ``sandbox_profile`` confines the command with the runner's ``Sandbox`` (``qcore.permissions.sandbox``;
+detected on first use unless given). Whatever a command leaves running (those background PIDs, a
+``setsid`` escapee, a background job) is found again by the runner's ``ProcessTracker`` and ended by
+``aclose()``, so nothing a session started outlives it.
 """
 
 from __future__ import annotations
@@ -17,13 +22,17 @@ import codecs
 import contextlib
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from signal import SIGKILL, SIGTERM, Signals
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from qcore.abort import AbortSignal
+from qcore.process_tracker import ProcessTracker
+
+if TYPE_CHECKING:
+    from qcore.permissions.sandbox import Confined, Sandbox, SandboxProfile
 
 DEFAULT_ENV: Mapping[str, str] = {
     "PAGER": "cat",
@@ -73,7 +82,8 @@ class ShellResult:
     cancelled: bool = False
     binary: bool = False
     background_pids: list[int] = field(default_factory=list)
-    """Members of the group still alive when the shell exited (``cmd &``); they are left running."""
+    """Members of the group still alive when the shell exited (``cmd &``); they run until the runner is
+    closed."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,13 @@ class BackgroundProcess:
 
 class ShellRunner(Protocol):
     """Runs shell commands. Both methods raise OSError when the command cannot be started at all; a
-    command that starts and fails is a normal ``ShellResult`` with its exit code."""
+    command that starts and fails is a normal ``ShellResult`` with its exit code. ``sandbox_profile``
+    confines the command (None: as it is); ``writable`` are the folders ``WORKSPACE_WRITE`` may write."""
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """What ``sandbox_profile`` confines with (``NoSandbox`` when nothing can)."""
+        ...
 
     async def run(
         self,
@@ -95,12 +111,27 @@ class ShellRunner(Protocol):
         time_limit: float | None = None,
         signal: AbortSignal | None = None,
         on_output: OutputListener | None = None,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
     ) -> ShellResult:
         """Run to completion, ``time_limit`` (seconds) or abort; the whole group is gone unless it finished."""
         ...
 
-    async def start_background(self, command: str, cwd: Path, log_path: Path) -> BackgroundProcess:
-        """Start detached in its own group, output appended to ``log_path``, and return at once."""
+    async def start_background(
+        self,
+        command: str,
+        cwd: Path,
+        log_path: Path,
+        *,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
+    ) -> BackgroundProcess:
+        """Start in its own group, output appended to ``log_path``, and return at once; it runs until it
+        ends by itself or the runner is closed."""
+        ...
+
+    async def aclose(self) -> None:
+        """End every process the commands left running (background jobs included)."""
         ...
 
 
@@ -252,14 +283,47 @@ class SubprocessShellRunner:
         keep_head: int = 1 << 20,
         keep_tail: int = 1 << 20,
         kill_grace: float = KILL_GRACE_SECONDS,
+        sandbox: Sandbox | None = None,
+        processes: ProcessTracker | None = None,
     ) -> None:
         self._extra_env = {**DEFAULT_ENV, **(env or {})}
         self._shell = shell
         self._keep = (keep_head, keep_tail)
         self._kill_grace = kill_grace
+        self._sandbox = sandbox
+        self.processes = processes or ProcessTracker()
+        """Finds what the commands leave running; ``aclose`` ends it."""
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The one given, else the best this machine offers (probed once per process, on first use)."""
+        if self._sandbox is None:
+            from qcore.permissions.sandbox import detect_sandbox
+
+            self._sandbox = detect_sandbox()
+        return self._sandbox
 
     def environment(self) -> dict[str, str]:
-        return {**os.environ, **self._extra_env}
+        return {**os.environ, **self._extra_env, **self.processes.environment()}
+
+    def _confine(
+        self,
+        command: str,
+        cwd: Path,
+        profile: SandboxProfile | None,
+        writable: Sequence[Path],
+        *,
+        detached: bool = False,
+    ) -> Confined:
+        from qcore.permissions.sandbox import Confined
+
+        argv = [self._shell, "-c", command]
+        if profile is None:
+            return Confined(argv)
+        return self.sandbox.wrap(argv, cwd, profile, writable=writable, detached=detached)
+
+    async def aclose(self) -> None:
+        await self.processes.aclose(self._kill_grace)
 
     async def run(
         self,
@@ -269,27 +333,33 @@ class SubprocessShellRunner:
         time_limit: float | None = None,
         signal: AbortSignal | None = None,
         on_output: OutputListener | None = None,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
     ) -> ShellResult:
         loop = asyncio.get_running_loop()
+        self.processes.reap()
         read_fd, write_fd = os.pipe()
+        confined = None
         try:
             os.set_blocking(read_fd, False)
+            confined = self._confine(command, cwd, sandbox_profile, writable)
             proc = await asyncio.create_subprocess_exec(
-                self._shell,
-                "-c",
-                command,
+                *confined.argv,
                 cwd=cwd,
                 env=self.environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
+                pass_fds=confined.pass_fds,
             )
         except BaseException:
             os.close(read_fd)
             raise
         finally:
             os.close(write_fd)
+            if confined is not None:
+                confined.close()
         pgid = proc.pid  # a new session makes the shell its group's leader
         collector = _Collector(on_output, *self._keep)
         eof: asyncio.Future[None] = loop.create_future()
@@ -320,6 +390,7 @@ class SubprocessShellRunner:
             background: list[int] = []
             if exited.done():
                 background = group_members(pgid)
+                self.processes.track(background)
             else:
                 await end_group(pgid, exited, self._kill_grace)
             settled = True
@@ -347,31 +418,45 @@ class SubprocessShellRunner:
             background_pids=background,
         )
 
-    async def start_background(self, command: str, cwd: Path, log_path: Path) -> BackgroundProcess:
+    async def start_background(
+        self,
+        command: str,
+        cwd: Path,
+        log_path: Path,
+        *,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
+    ) -> BackgroundProcess:
         # A short-lived launcher leads the new group and exits at once after starting the command with
-        # ``&``, so the command is orphaned to init (nobody here must reap it) but stays in the group.
+        # ``&``, so the command is orphaned (to init, or to a subreaper that reaps what it tracks) but
+        # stays in the group. So it must not die with its parent, the launcher: ``detached``.
+        self.processes.reap()
+        confined = self._confine(command, cwd, sandbox_profile, writable, detached=True)
         launcher = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
-        proc = await asyncio.create_subprocess_exec(
-            self._shell,
-            "-c",
-            launcher,
-            "launcher",
-            str(log_path),
-            self._shell,
-            "-c",
-            command,
-            cwd=cwd,
-            env=self.environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self._shell,
+                "-c",
+                launcher,
+                "launcher",
+                str(log_path),
+                *confined.argv,
+                cwd=cwd,
+                env=self.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=confined.pass_fds,
+            )
+        finally:
+            confined.close()
         out, _ = await proc.communicate()
         try:
             pid = int(out.decode().strip())
         except ValueError:
             raise OSError(f"could not start the background command: {out.decode(errors='replace')}") from None
+        self.processes.track([pid])
         return BackgroundProcess(pid=pid, pgid=proc.pid, log_path=log_path)
 
 

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from qcore.abort import AbortSignal
 from qcore.discovery.subprocess_io import Captured, run_captured
+from qcore.process_tracker import ProcessTracker
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
@@ -219,9 +220,11 @@ async def discover_tools(
     max_output: int = DEFAULT_MAX_OUTPUT,
     signal: AbortSignal | None = None,
     call_timeout: float = 120.0,
+    processes: ProcessTracker | None = None,
 ) -> DiscoveryResult:
     """Run the discovery command and build one tool per valid declaration. Never raises for anything the
-    command (or the settings) get wrong: those are ``problems``."""
+    command (or the settings) get wrong: those are ``problems``. ``processes`` is handed whatever the
+    command and the tools' calls leave running."""
     started = time.monotonic()
     result = DiscoveryResult()
     try:
@@ -232,7 +235,13 @@ async def discover_tools(
         result.duration = time.monotonic() - started
         return result
     run = await run_captured(
-        words, cwd=cwd, env=env, time_limit=timeout, max_output=max_output, signal=signal
+        words,
+        cwd=cwd,
+        env=env,
+        time_limit=timeout,
+        max_output=max_output,
+        signal=signal,
+        processes=processes,
     )
     what = f"Tool discovery command {discovery_command!r}"
     reason = _failure_reason(run, what, max_output, timeout)
@@ -261,6 +270,7 @@ async def discover_tools(
                     env=env,
                     time_limit=call_timeout,
                     max_output=max_output,
+                    processes=processes,
                 )
             )
     result.duration = time.monotonic() - started
@@ -293,8 +303,11 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
         env: Mapping[str, str] | None = None,
         time_limit: float = 120.0,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        processes: ProcessTracker | None = None,
     ) -> None:
         super().__init__()
+        self.processes = processes
+        """Handed whatever a call leaves running; its owner ends them."""
         self.name = name
         """What the model calls; may be changed (``prefixed_name``) before registration."""
         self.declared_name = declared
@@ -341,6 +354,7 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
             time_limit=self.time_limit,
             max_output=self.max_output,
             signal=signal,
+            processes=self.processes,
         )
         reason = _failure_reason(run, f"{self.command_line}", self.max_output, self.time_limit)
         if reason is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from qcore.events import Event, ToolSourceUpdate
+from qcore.process_tracker import ProcessTracker
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool
 from qcore.tools.registry import ToolNameClash, ToolRegistry
@@ -60,6 +61,8 @@ class ToolSources:
         self._emit = emit
         self.mcp = mcp
         self._discovery: _Discovery | None = None
+        self.processes = ProcessTracker()
+        """What the discovery command and the discovered tools' calls leave running; ended by ``aclose``."""
         self._started = False
         self._ready = False
 
@@ -90,6 +93,7 @@ class ToolSources:
             cwd=self.root,
             timeout=tools.discovery_timeout_ms / 1000,
             call_timeout=tools.call_timeout_ms / 1000,
+            processes=self.processes,
         )
         for problem in result.problems:
             self._emit(ToolSourceUpdate(DISCOVERY, "problem", problem))
@@ -155,3 +159,4 @@ class ToolSources:
                 await self._discovery.task
         if self.mcp is not None:
             await self.mcp.aclose()
+        await self.processes.aclose()

@@ -6,6 +6,8 @@ timeout, a cancel or too much output ends it *and everything it started*. Unlike
 separate (the call protocol gives them different meanings), stdin carries data, and each stream is capped
 in bytes. We wait for the program to exit, not for the pipes to close: a leftover background child may hold
 them open, so after the exit they get only a short grace to drain. Unix only (``loop.add_reader``).
+Given a ``ProcessTracker``, the program is marked for it and whatever it leaves running is handed over, so
+its owner can end those leftovers when it closes.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.shell_runner import KILL_GRACE_SECONDS, _signal_name, abandon_group, end_group
+from qcore.process_tracker import ProcessTracker
+from qcore.shell_runner import KILL_GRACE_SECONDS, _signal_name, abandon_group, end_group, group_members
 
 _READ_SIZE = 65536
 _POLL_SECONDS = 0.02
@@ -97,11 +100,14 @@ async def run_captured(
     max_output: int = 10 * 1024 * 1024,
     signal: AbortSignal | None = None,
     kill_grace: float = KILL_GRACE_SECONDS,
+    processes: ProcessTracker | None = None,
 ) -> Captured:
     """Run ``argv`` in ``cwd`` (``env`` None: this process's environment) until it exits, ``time_limit``
     seconds pass, ``signal`` aborts or a stream passes ``max_output`` bytes. Never raises for what the
     program does; one that cannot start at all comes back with ``error`` set."""
     loop = asyncio.get_running_loop()
+    if processes is not None:
+        env = {**(os.environ if env is None else env), **processes.environment()}
     started = time.monotonic()
     pipes: list[tuple[int, int]] = []
     try:
@@ -181,6 +187,8 @@ async def run_captured(
         timed_out = not exited.done() and not cancelled and not over_limit
         if not exited.done():
             await end_group(pgid, exited, kill_grace)
+        elif processes is not None:
+            processes.track(group_members(pgid))
         settled = True
         await asyncio.wait({stream.eof for stream in streams}, timeout=_DRAIN_SECONDS)
         over_limit = overflow.done()  # it may have printed past the cap just before exiting

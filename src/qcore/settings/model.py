@@ -104,6 +104,10 @@ class ToolsSettings(SettingsSection):
     """Characters; zero or less means no limit."""
     truncate_tool_output_lines: int = 1_000
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    sandbox: bool | str = False
+    """Confine every approved command (writes only in the workspace and temp folders). Qwen Code also
+    takes a sandbox's name (docker, podman, sandbox-exec); any name turns on the one qcore has, bubblewrap.
+    Commands that run unasked because they are read-only are confined whatever this says."""
 
 
 class McpServerConfig(SettingsSection):

@@ -41,7 +41,9 @@ from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolRes
 from qcore.tools.subjects import Subject
 
 if TYPE_CHECKING:
+    from qcore.permissions.sandbox import Sandbox
     from qcore.settings import Settings
+    from qcore.shell_runner import ShellRunner
     from qcore.workspace import Workspace
 
 
@@ -93,6 +95,10 @@ class ToolContext:
     settings: Settings | None = None
     file_states: FileStates = field(default_factory=FileStates)
     """What the model last saw of each file (shared by the session's file tools)."""
+    sandbox: Sandbox | None = None
+    """What confines commands that run unasked; None: the best this machine offers, found on first use."""
+    shell_runner: ShellRunner | None = None
+    """How commands run; None: each tool that runs commands makes the default runner with ``sandbox``."""
 
 
 def snake_case(name: str) -> str:
@@ -259,6 +265,10 @@ class BaseTool(Generic[P]):
         self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
         raise NotImplementedError(f"{type(self).__name__}.execute")
+
+    async def aclose(self) -> None:
+        """Release what the tool owns (a kernel, a server, processes its calls left running); the session
+        calls it when it closes. Nothing by default."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

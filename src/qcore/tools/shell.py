@@ -5,6 +5,12 @@ runs. A non-zero exit is information for the model, not a failed call: only a co
 all is an error. Timeouts and cancellation end the whole process group and still hand back the output so
 far. Root commands for the confirmation come from the permission
 analysis (tree-sitter-bash), so the question names what the rules will judge.
+
+Defence in depth: a command the read-only grammar accepts runs unasked, so it runs sandboxed
+(``READ_ONLY``: nothing written, no network) in case the grammar is wrong; with ``tools.sandbox`` on, any
+other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be had the command runs as it is (the front
+end tells the user once: ``sandbox_warnings``). Whatever the commands leave running ends with the session
+(``aclose``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.permissions.readonly import is_read_only
+from qcore.permissions.sandbox import SandboxProfile, sandbox_requested, temp_folders
 from qcore.permissions.shell_analysis import analyse
 from qcore.shell_runner import CappedText, ShellChunk, ShellResult, ShellRunner, SubprocessShellRunner
 from qcore.storage import project_temp_dir
@@ -46,7 +54,8 @@ class RunShellCommandParams(ToolParams):
     )
     is_background: bool = Field(
         False,
-        description="Run detached and return at once (servers, watchers, long jobs). Output goes to a log file.",
+        description="Run in the background and return at once (servers, watchers, long jobs); it ends with "
+        "the session. Output goes to a log file.",
     )
     timeout: int | None = Field(
         None,
@@ -101,9 +110,10 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
     """Runs a bash command (`bash -c <command>`) in the workspace and returns its combined stdout and
     stderr, exit code, signal and any background process IDs. A non-zero exit code is reported, not
     treated as a failure. Commands get no input (stdin is empty) and no terminal, so avoid interactive
-    programs; pagers are disabled. Use is_background for servers and watchers: the command is started
-    detached and its output is written to a log file you can read with read_file. The default timeout is
-    two minutes; set timeout (milliseconds) for longer jobs."""
+    programs; pagers are disabled. Use is_background for servers and watchers: the command runs in the
+    background until it ends or the session does, and its output is written to a log file you can read
+    with read_file. Processes left running with & also end with the session. The default timeout is two
+    minutes; set timeout (milliseconds) for longer jobs."""
 
     name = "run_shell_command"
     display_name = "Shell"
@@ -114,7 +124,15 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
 
     def __init__(self, context: ToolContext | None = None, runner: ShellRunner | None = None) -> None:
         super().__init__(context)
-        self.runner: ShellRunner = runner if runner is not None else SubprocessShellRunner()
+        if runner is None and context is not None:
+            runner = context.shell_runner
+        if runner is None:
+            runner = SubprocessShellRunner(sandbox=context.sandbox if context is not None else None)
+        self.runner: ShellRunner = runner
+
+    async def aclose(self) -> None:
+        """End every process the commands left running (``&``, background jobs)."""
+        await self.runner.aclose()
 
     # --- before running ---------------------------------------------------------------------------
 
@@ -168,8 +186,35 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             cwd = self.workspace.root if params.directory is None else self.resolve_path(params.directory)
         except ToolParamsError as error:
             return ToolResult.failure(str(error), error.error_type)
+        profile = self.sandbox_profile(params.command)
+        writable = self._writable() if profile is SandboxProfile.WORKSPACE_WRITE else []
         if params.is_background:
-            return await self._start_background(params, cwd)
+            return await self._start_background(params, cwd, profile, writable)
+        return await self._run(params, cwd, update_output, signal, profile, writable)
+
+    def sandbox_profile(self, command: str) -> SandboxProfile | None:
+        """``READ_ONLY`` for what the read-only grammar accepts (it runs unasked), ``WORKSPACE_WRITE`` for
+        the rest when ``tools.sandbox`` is on, else None (as it is)."""
+        if is_read_only(analyse(command)):
+            return SandboxProfile.READ_ONLY
+        settings = self.context.settings if self.context is not None else None
+        wanted, _ = sandbox_requested(settings.tools.sandbox if settings is not None else False)
+        return SandboxProfile.WORKSPACE_WRITE if wanted else None
+
+    def _writable(self) -> list[Path]:
+        workspace = self.workspace
+        extra = [workspace.temp_dir] if workspace.temp_dir is not None else []
+        return [*workspace.roots, *extra, *temp_folders()]
+
+    async def _run(
+        self,
+        params: RunShellCommandParams,
+        cwd: Path,
+        update_output: UpdateOutput | None,
+        signal: AbortSignal,
+        profile: SandboxProfile | None,
+        writable: list[Path],
+    ) -> ToolResult:
         timeout_ms = params.timeout or DEFAULT_TIMEOUT_MS
         shown = CappedText()
         state = {"bytes": 0, "binary": False}
@@ -195,6 +240,8 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
                 time_limit=timeout_ms / 1000,
                 signal=signal,
                 on_output=on_output if update_output is not None else None,
+                sandbox_profile=profile,
+                writable=writable,
             )
         except OSError as error:
             message = self._report(params, cwd, output="", error=f"{type(error).__name__}: {error}")
@@ -254,10 +301,18 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         ]
         return "\n".join(lines)
 
-    async def _start_background(self, params: RunShellCommandParams, cwd: Path) -> ToolResult:
+    async def _start_background(
+        self,
+        params: RunShellCommandParams,
+        cwd: Path,
+        profile: SandboxProfile | None,
+        writable: list[Path],
+    ) -> ToolResult:
         try:
             log_path = _claim_log_file(project_temp_dir(self.workspace.root) / "background")
-            started = await self.runner.start_background(params.command, cwd, log_path)
+            started = await self.runner.start_background(
+                params.command, cwd, log_path, sandbox_profile=profile, writable=writable
+            )
         except OSError as error:
             message = f"Could not start the background command: {type(error).__name__}: {error}"
             return ToolResult.failure(message, ToolErrorType.SHELL_EXECUTE_ERROR)

@@ -1,0 +1,309 @@
+"""The sandbox seam: where a command may write and whether it may reach the network.
+
+Commands that run without a question because the read-only grammar accepts them run in the ``READ_ONLY``
+profile, so a mistake in that grammar cannot write or reach out. With ``tools.sandbox`` on, every other
+approved command runs in ``WORKSPACE_WRITE``. ``detect_sandbox()`` gives the best this machine offers:
+bubblewrap when ``bwrap`` is on PATH *and* can run here (user namespaces may be disallowed in a
+container), else ``NoSandbox``, which leaves the command as it is and says why.
+
+What bubblewrap's profiles do (measured cost: about 5 ms per command on top of a bare ``bash -c``):
+
+- Both: the whole file system read-only (``--ro-bind / /``, /proc included, so no process's memory, cwd or
+  file descriptors can be written through it), a minimal private /dev (no host terminals: nothing to
+  inject keystrokes into), every capability dropped (root could otherwise remount / read-write), and
+  ``--die-with-parent`` unless the command is meant to outlive its launcher. No PID namespace: ``ps``
+  still shows the machine's processes, and ``cmd &`` behaves as it does unsandboxed.
+- ``READ_ONLY``: no network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
+  SysV IPC, and a seccomp filter that refuses to create Unix sockets: a read-only mount does not stop
+  ``connect()`` to a socket file, and the sockets of tmux, ssh-agent, D-Bus or Docker would let a command
+  act outside. Writes fail with "Read-only file system"; ``git status`` skips refreshing the index.
+- ``WORKSPACE_WRITE``: the workspace folders and the temp folders are writable, everything else (HOME
+  included) is not; the network is kept, as Qwen Code's sandbox keeps it, so package managers work.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+PROBE_TIMEOUT_SECONDS = 5.0
+
+
+class SandboxProfile(StrEnum):
+    READ_ONLY = "read-only"
+    """The file system read-only, no network: for commands that run unasked."""
+    WORKSPACE_WRITE = "workspace-write"
+    """Writes only in the workspace and temp folders, network kept: ``tools.sandbox`` for the rest."""
+
+
+@dataclass(frozen=True)
+class Confined:
+    """A command ready to start: its argv, and descriptors the child must inherit (the seccomp program).
+    The starter passes ``pass_fds`` to the child and then calls ``close()``."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            os.close(fd)
+
+
+class Sandbox(Protocol):
+    name: str
+    """"bubblewrap", or "none"."""
+
+    @property
+    def available(self) -> bool:
+        """False when commands run as they are (``NoSandbox``)."""
+        ...
+
+    def describe(self) -> str:
+        """What is in use, e.g. "bubblewrap 0.8.0", or "none (bwrap not found)"."""
+        ...
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        profile: SandboxProfile,
+        *,
+        writable: Sequence[Path] = (),
+        detached: bool = False,
+    ) -> Confined:
+        """``argv`` confined by ``profile``; ``writable`` are the folders ``WORKSPACE_WRITE`` may write
+        (missing ones are skipped). ``detached``: the command outlives the process that starts it."""
+        ...
+
+
+class NoSandbox:
+    """Runs commands as they are; ``reason`` says why there is no sandbox."""
+
+    name = "none"
+    available = False
+
+    def __init__(self, reason: str = "no sandbox configured") -> None:
+        self.reason = reason
+
+    def describe(self) -> str:
+        return f"none ({self.reason})"
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        profile: SandboxProfile,
+        *,
+        writable: Sequence[Path] = (),
+        detached: bool = False,
+    ) -> Confined:
+        return Confined(list(argv))
+
+
+class BubblewrapSandbox:
+    """bubblewrap (``bwrap``); see the module docstring for what each profile allows."""
+
+    name = "bubblewrap"
+    available = True
+
+    def __init__(self, executable: str, version: str = "") -> None:
+        self.executable = executable
+        self.version = version
+
+    def describe(self) -> str:
+        return f"bubblewrap {self.version}".rstrip()
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        profile: SandboxProfile,
+        *,
+        writable: Sequence[Path] = (),
+        detached: bool = False,
+    ) -> Confined:
+        args = [self.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--cap-drop", "ALL"]
+        if not detached:
+            args.append("--die-with-parent")
+        pass_fds: tuple[int, ...] = ()
+        if profile is SandboxProfile.READ_ONLY:
+            args += ["--unshare-net", "--unshare-ipc"]
+            program = seccomp_program()
+            if program is not None:
+                fd = _readable_pipe(program)
+                args += ["--seccomp", str(fd)]
+                pass_fds = (fd,)
+        else:
+            for folder in dict.fromkeys(os.path.realpath(path) for path in writable):
+                if os.path.isdir(folder):
+                    args += ["--bind", folder, folder]
+        args += ["--chdir", str(cwd), "--", *argv]
+        return Confined(args, pass_fds)
+
+
+def temp_folders() -> list[Path]:
+    """The system temp folder, which ``WORKSPACE_WRITE`` leaves writable beside the workspace."""
+    return [Path(os.path.realpath(tempfile.gettempdir()))]
+
+
+# --- seccomp ----------------------------------------------------------------------------------------
+
+_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+"""``platform.machine()`` -> (AUDIT_ARCH_*, number of ``socket``)."""
+_IO_URING = (425, 426, 427)
+"""io_uring_setup/enter/register (the same on every architecture): io_uring can open sockets itself."""
+_X32_BIT = 0x40000000
+_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+_ALLOW = 0x7FFF0000
+_DENY = 0x00050000 | errno.EACCES  # SECCOMP_RET_ERRNO
+
+
+@functools.cache
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """A classic BPF filter for ``bwrap --seccomp``: ``socket(AF_UNIX, ...)`` and io_uring fail with
+    EACCES, as does any system call of a foreign ABI (32-bit, x32), which could otherwise name ``socket``
+    by another number. ``socketpair`` stays allowed: it reaches no one. None on architectures we have no
+    table for (the sandbox then goes without it)."""
+    known = _ARCHES.get(machine or platform.machine())
+    if known is None:
+        return None
+    arch, socket_nr = known
+    deny, allow = "deny", "allow"
+    code: list[tuple[int, int, str | int, str | int]] = [
+        (_LD, 4, 0, 0),  # seccomp_data.arch
+        (_JEQ, arch, 0, deny),
+        (_LD, 0, 0, 0),  # seccomp_data.nr
+        (_JGE, _X32_BIT, deny, 0),
+        (_JEQ, socket_nr, 0, "not_socket"),
+        (_LD, 16, 0, 0),  # the low half of args[0], the domain (little-endian)
+        (_JEQ, 1, deny, allow),  # AF_UNIX
+        *((_JEQ, number, deny, 0) for number in _IO_URING),
+        (_RET, _ALLOW, 0, 0),
+        (_RET, _DENY, 0, 0),
+    ]
+    labels = {"not_socket": 7, allow: len(code) - 2, deny: len(code) - 1}
+
+    def offset(target: str | int, index: int) -> int:
+        return 0 if target == 0 else labels[str(target)] - index - 1
+
+    return b"".join(
+        struct.pack("=HBBI", op, offset(jt, index), offset(jf, index), k)
+        for index, (op, k, jt, jf) in enumerate(code)
+    )
+
+
+def _readable_pipe(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (small enough for the pipe's buffer); the writer is closed."""
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, data)
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+# --- detection --------------------------------------------------------------------------------------
+
+
+def probe_bubblewrap(executable: str) -> tuple[str | None, str]:
+    """(version, "") when ``executable`` can build a read-only, networkless sandbox here, else
+    (None, why not)."""
+    try:
+        found = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS
+        )
+        version = found.stdout.strip().removeprefix("bubblewrap").strip()
+        confined = BubblewrapSandbox(executable, version).wrap(["true"], Path("/"), SandboxProfile.READ_ONLY)
+        try:
+            trial = subprocess.run(
+                confined.argv,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=PROBE_TIMEOUT_SECONDS,
+                pass_fds=confined.pass_fds,
+            )
+        finally:
+            confined.close()
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"bwrap cannot run here: {error}"
+    if trial.returncode != 0:
+        detail = trial.stderr.strip().splitlines()[-1:] or [f"exit code {trial.returncode}"]
+        return None, f"bwrap cannot run here: {detail[0]}"
+    return version, ""
+
+
+@functools.cache
+def detect_sandbox() -> Sandbox:
+    """The best sandbox this machine offers, probed once per process (a few milliseconds)."""
+    executable = shutil.which("bwrap")
+    if executable is None:
+        return NoSandbox("bwrap not found")
+    version, problem = probe_bubblewrap(executable)
+    if version is None:
+        return NoSandbox(problem)
+    return BubblewrapSandbox(executable, version)
+
+
+# --- the setting and what to tell the user ----------------------------------------------------------
+
+_OFF = frozenset({"", "false", "0", "no", "off"})
+_OURS = frozenset({"true", "1", "yes", "on", "bwrap", "bubblewrap"})
+
+
+def sandbox_requested(value: bool | str | None) -> tuple[bool, str | None]:
+    """``tools.sandbox`` read as Qwen Code writes it: (on, the name of a sandbox we cannot provide).
+    A string names a sandbox (docker, podman, sandbox-exec); any we do not have still turns ours on."""
+    if value is None or isinstance(value, bool):
+        return bool(value), None
+    word = value.strip().lower()
+    if word in _OFF:
+        return False, None
+    return True, None if word in _OURS else value.strip()
+
+
+def sandbox_status(sandbox: Sandbox, setting: bool | str | None = False) -> str:
+    """One line for ``/tools`` and ``qcli --version --verbose``."""
+    wanted, unsupported = sandbox_requested(setting)
+    if not sandbox.available:
+        if wanted:
+            note = "tools.sandbox is on but cannot be honoured: approved commands run unconfined"
+        else:
+            note = "tools.sandbox: off"
+        return f"{sandbox.describe()}; read-only commands rely on the grammar alone; {note}"
+    scope = "read-only commands: read-only file system, no network"
+    if not wanted:
+        return f"{sandbox.describe()} ({scope}; tools.sandbox: off)"
+    instead = f" ({unsupported!r} is not available, {sandbox.name} is used instead)" if unsupported else ""
+    return (
+        f"{sandbox.describe()} ({scope}; tools.sandbox: on{instead}, approved commands may write only "
+        "in the workspace and temp folders)"
+    )
+
+
+def sandbox_warnings(sandbox: Sandbox, setting: bool | str | None = False) -> list[str]:
+    """What the user should be told once, at the start of a session: that read-only commands will run
+    unconfined, that ``tools.sandbox`` cannot be honoured, or that a sandbox it names is replaced."""
+    wanted, unsupported = sandbox_requested(setting)
+    if not sandbox.available:
+        told = [
+            f"sandbox: {sandbox.describe()}; commands that run without asking because they are read-only "
+            "run unconfined, checked by the read-only rules alone"
+        ]
+        if wanted:
+            told.append("tools.sandbox is on but cannot be honoured: approved commands run unconfined")
+        return told
+    if wanted and unsupported:
+        return [f"tools.sandbox {unsupported!r} is not available here; {sandbox.name} is used instead"]
+    return []

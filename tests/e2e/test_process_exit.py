@@ -1,0 +1,87 @@
+"""Nothing a command starts outlives qcli: a real ``qcli -p`` process, a scripted model, real processes.
+
+qcli runs from this checkout's sources (``python -m qcli.main`` with an absolute PYTHONPATH), so the test
+checks the code beside it whatever the installed entry point points at.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.conftest import Workdir
+from tests.support.openai_server import Reply
+
+SOURCES = str(Path(__file__).resolve().parents[2] / "src")
+ESCAPE = (
+    "setsid sleep 1000 >/dev/null 2>&1 & echo $! > escaped.pid; "
+    "env -i setsid sleep 1000 >/dev/null 2>&1 & echo $! >> escaped.pid"
+)
+"""One escapee that keeps its environment (the session's tracker finds it) and one that clears it (only
+qcli's subreaper and exit hook can)."""
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in (b"Z", b"X")
+
+
+def start_qcli(workdir: Workdir, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "qcli.main", *args],
+        cwd=workdir.root,
+        env=workdir.env(PYTHONPATH=SOURCES),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def escaped(workdir: Workdir, timeout: float = 20) -> list[int]:
+    record = workdir.root / "escaped.pid"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = record.read_text().split() if record.exists() else []
+        if len(pids) == 2:
+            return [int(pid) for pid in pids]
+        time.sleep(0.02)
+    raise AssertionError("the command never recorded its processes")
+
+
+def all_gone(pids: list[int], within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not any(alive(pid) for pid in pids)
+
+
+def test_processes_a_command_leaves_end_when_qcli_exits(workdir: Workdir) -> None:
+    workdir.server.script.extend([Reply.call("run_shell_command", command=ESCAPE), Reply(text="started")])
+    qcli = start_qcli(workdir, "-p", "start a server", "--yolo")
+    out, err = qcli.communicate(timeout=60)
+    assert qcli.returncode == 0 and out.strip() == "started", err
+    assert all_gone(escaped(workdir))
+
+
+def test_sigterm_mid_turn_still_ends_them(workdir: Workdir) -> None:
+    workdir.server.script.append(Reply.call("run_shell_command", command=f"{ESCAPE}; sleep 30"))
+    qcli = start_qcli(workdir, "-p", "start a server", "--yolo")
+    try:
+        pids = escaped(workdir)
+        assert all(alive(pid) for pid in pids)
+        qcli.send_signal(signal.SIGTERM)
+        qcli.communicate(timeout=20)
+    finally:
+        if qcli.poll() is None:
+            qcli.kill()
+            qcli.communicate()
+    assert qcli.returncode != 0
+    assert all_gone(pids)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache, lru_cache
@@ -60,6 +61,9 @@ WORD_NODES = frozenset(
     }
 )
 ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
+_FD_VARIABLE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _HIDDEN = re.compile(r"\$\(|`")
 """Text that would run a command if bash evaluated it again (an array subscript, ``${x@P}``, ``PS4``)."""
 
@@ -80,6 +84,9 @@ class Hazard(StrEnum):
     """An expansion bash evaluates again: an array subscript, ``${!x}``, ``${x@P}``, ``${x:offset}``."""
     BACKGROUND = "background"
     """It runs in the background (``&``) and may outlive the line."""
+    DIRECTORY = "directory"
+    """The working folder changes on the line (``cd``, ``pushd``, ``env -C``): the command may find
+    another repository there, with settings that run programs (an embedded bare git repository)."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +234,7 @@ class _Walker:
     def __init__(self, result: ShellAnalysis, depth: int) -> None:
         self.result = result
         self.depth = depth
+        self.source = result.source.encode("utf-8")
         self.context: list[frozenset[Hazard]] = []
         """Hazards of the statements being read (a redirection of a group, ``&``)."""
         self.gathering: list[set[Hazard]] = []
@@ -375,8 +383,11 @@ class _Walker:
             self.assignment(node)
         elif kind == "redirected_statement":
             self.redirected(node)
-        elif kind in ("file_redirect", "herestring_redirect"):
-            self.note_all(self.redirect(node))
+        elif kind in REDIRECTS:
+            found, extras = self.redirect(node)
+            self.note_all(found)
+            for extra in extras:
+                self.word(extra)
         elif kind in ("heredoc_body", "heredoc_content"):
             self.literal(_text(node))
             self.visit_children(node)
@@ -401,44 +412,71 @@ class _Walker:
             self.note(hazard)
 
     def redirected(self, node: Node) -> None:
-        """A statement with redirections: they apply to every command inside it."""
+        """A statement with redirections: they apply to every command inside it. Words the parser put
+        after a redirection's target (``sort < f -o out``) are words of the command, as bash reads them."""
         hazards: set[Hazard] = set()
         body: list[Node] = []
+        extras: list[Node] = []
+        starts: set[int] = set()
         for child in node.children:
-            if child.type in ("file_redirect", "herestring_redirect"):
-                hazards |= self.redirect(child)
-            elif child.type == "heredoc_redirect":
-                self.visit(child)
+            if child.type in REDIRECTS:
+                found, more = self.redirect(child)
+                hazards |= found
+                extras.extend(more)
+                starts.add(child.start_byte)
             else:
                 body.append(child)
         self.context.append(frozenset(hazards))
         for child in body:
-            self.visit(child)
+            if child.type == "command":
+                self.command(child, extras, frozenset(starts))
+                extras = []
+            else:
+                self.visit(child)
         self.context.pop()
+        if extras:
+            self.result.problems.append("words follow a redirection of a group of commands")
+            for extra in extras:
+                self.word(extra)
 
-    def redirect(self, node: Node) -> set[Hazard]:
+    def redirect(self, node: Node) -> tuple[set[Hazard], list[Node]]:
+        """The hazards of one redirection, and the nodes after its target (words of the command)."""
+        hazards: set[Hazard] = set()
+        extras: list[Node] = []
+        if node.type == "heredoc_redirect":
+            for child in node.children:
+                if child.type in REDIRECTS:
+                    found, more = self.redirect(child)
+                    hazards |= found
+                    extras.extend(more)
+                elif child.type in WORD_NODES:
+                    extras.append(child)
+                elif child.is_named and child.type not in ("heredoc_start", "heredoc_end"):
+                    self.visit(child)
+            return hazards, extras
         operator = next((c for c in node.children if not c.is_named), None)
         targets = [c for c in node.children if c.is_named and c.type != "file_descriptor"]
         op = _text(operator) if operator else ""
-        hazards: set[Hazard] = set()
-        for target in targets:
-            value = self.word(target)
-            text = value.text
-            if op == "<<<":
-                continue
-            if op in ("<", "<&"):
-                if op == "<&" and (text.isdigit() or text == "-"):
-                    continue
-                if value.dynamic or not _workspace_file(text) or is_pattern(text, value.mask):
-                    hazards.add(Hazard.INPUT)
-                continue
-            if op in (">&", "<&") and (text.isdigit() or text == "-"):
-                continue
-            if value.dynamic or is_pattern(text, value.mask):
-                self.result.problems.append(f"it redirects output to a computed file name {text!r}")
-            elif text not in NULL_TARGETS:
-                self.result.writes.append(text)
-        return hazards
+        if not targets:
+            return hazards, extras
+        target, extras = targets[0], targets[1:]
+        value = self.word(target)
+        text = value.text
+        if op == "<<<":
+            return hazards, extras
+        if op in ("<", "<&"):
+            if not (op == "<&" and (text.isdigit() or text == "-")) and (
+                value.dynamic or not _workspace_file(text) or is_pattern(text, value.mask)
+            ):
+                hazards.add(Hazard.INPUT)
+            return hazards, extras
+        if op in (">&", "<&") and (text.isdigit() or text == "-"):
+            return hazards, extras
+        if value.dynamic or is_pattern(text, value.mask):
+            self.result.problems.append(f"it redirects output to a computed file name {text!r}")
+        elif text not in NULL_TARGETS:
+            self.result.writes.append(text)
+        return hazards, extras
 
     def assignment(self, node: Node) -> str:
         name = node.child_by_field_name("name")
@@ -465,25 +503,49 @@ class _Walker:
             else:
                 self.visit(child)
 
-    def command(self, node: Node) -> None:
+    def command(
+        self, node: Node, extras: Sequence[Node] = (), redirect_at: frozenset[int] = frozenset()
+    ) -> None:
+        """One simple command; ``extras`` are words the parser put into a redirection after it and
+        ``redirect_at`` where the redirections of its statement start."""
         self.gathering.append(set())
-        words: list[tuple[str, WordKind]] = []
+        pieces: list[tuple[Node, _Word]] = []
         assignments: list[str] = []
+        starts = redirect_at | {child.start_byte for child in node.children if child.type in REDIRECTS}
+
+        def take(child: Node) -> None:
+            if _FD_VARIABLE.fullmatch(_text(child)) and child.end_byte in starts:
+                self.result.assignments.append(_text(child)[1:-1])  # {fd}<file: a redirection, not a word
+                return
+            value = self.word(child)
+            if pieces and self.source[pieces[-1][0].end_byte : child.start_byte] == b"\\\n":
+                previous = pieces[-1][1]  # a line continuation inside a word: one word for bash
+                value = _Word(
+                    previous.text + value.text, previous.mask + value.mask, previous.dynamic or value.dynamic
+                )
+                pieces[-1] = (child, value)
+            else:
+                pieces.append((child, value))
+
         for child in node.children:
             if child.type == "variable_assignment":
                 assignments.append(self.assignment(child))
             elif child.type == "command_name":
                 if child.children:
-                    words.extend(self.finish(self.word(child.children[0])))
+                    take(child.children[0])
                 else:
-                    words.append(("", WordKind.DYNAMIC))
-            elif child.type in ("file_redirect", "herestring_redirect"):
-                self.note_all(self.redirect(child))
-            elif child.type == "heredoc_redirect":
-                self.visit(child)
+                    pieces.append((child, _quoted("", dynamic=True)))
+            elif child.type in REDIRECTS:
+                found, more = self.redirect(child)
+                self.note_all(found)
+                for extra in more:
+                    take(extra)
             elif child.is_named:
-                words.extend(self.finish(self.word(child)))
+                take(child)
+        for extra in extras:
+            take(extra)
         hazards = frozenset(self.gathering.pop().union(*self.context))
+        words = [word for _, value in pieces for word in self.finish(value)]
         if not words:
             return
         argv, kinds = tuple(w for w, _ in words), tuple(k for _, k in words)
@@ -609,7 +671,7 @@ class _Walker:
                     via=command.name,
                     position=command.position + 0.001,
                     open_ended=inner.open_ended,
-                    hazards=command.hazards,
+                    hazards=command.hazards | ({Hazard.DIRECTORY} if inner.changes_directory else set()),
                 )
             )
         for script in found.scripts:
@@ -677,7 +739,12 @@ def analyse(command: str, *, _depth: int = 0) -> ShellAnalysis:
             f"bash evaluates text again when it runs ({result.evaluations[0]}) and the line holds text "
             "that could hide a command there"
         )
+    line_hazards: set[Hazard] = set()
     if result.assignments:
-        result.commands = [replace(c, hazards=c.hazards | {Hazard.ENVIRONMENT}) for c in result.commands]
+        line_hazards.add(Hazard.ENVIRONMENT)
+    if any(c.name in CHANGES_DIRECTORY for c in result.commands):
+        line_hazards.add(Hazard.DIRECTORY)
+    if line_hazards:
+        result.commands = [replace(c, hazards=c.hazards | line_hazards) for c in result.commands]
     result.commands.sort(key=lambda command: command.position)
     return result

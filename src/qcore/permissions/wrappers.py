@@ -20,6 +20,7 @@ from qcore.permissions.options import Parsed, parse
 from qcore.permissions.shell_words import WordKind, safe_pattern
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--verbose"})
 _NAME_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -67,7 +68,7 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "chronic": Wrapper("-e -v -E"),
     "setsid": Wrapper("-c|--ctty -f|--fork -w|--wait -h|--help -V|--version", no_command=("-h", "-V")),
-    "chroot": Wrapper("--groups= --userspec= --skip-chdir --help --version", before=1),
+    "chroot": Wrapper("--groups= --userspec= --skip-chdir --help --version", before=1, judged=True),
     "taskset": Wrapper(
         "-a|--all-tasks -p|--pid -c|--cpu-list -h|--help -V|--version",
         before=1,
@@ -123,6 +124,8 @@ class Inner:
     """Variables the wrapper sets for it (``env NAME=VALUE``, ``xargs --process-slot-var``)."""
     open_ended: bool = False
     """More words are added when it runs (``xargs``, ``find -exec ... +``)."""
+    changes_directory: bool = False
+    """It runs in another folder (``env -C``, ``chroot``)."""
 
 
 @dataclass
@@ -205,7 +208,8 @@ def _wrapped(name: str, spec: Wrapper, words: tuple[str, ...], kinds: tuple[Word
     if name == "xargs":
         return _xargs(words, kinds, parsed, start, found)
     if start < len(words):
-        found.commands.append(Inner(words[start:], kinds[start:]))
+        elsewhere = name == "chroot" or parsed.has("-D")
+        found.commands.append(Inner(words[start:], kinds[start:], changes_directory=elsewhere))
     return found
 
 
@@ -286,7 +290,10 @@ def _env(words: tuple[str, ...], kinds: tuple[WordKind, ...], parsed: Parsed, fo
         found.judged = True
         return found
     if start < len(words):
-        found.commands.append(Inner(words[start:], kinds[start:], tuple(assignments)))
+        elsewhere = parsed.has("-C")
+        found.commands.append(
+            Inner(words[start:], kinds[start:], tuple(assignments), changes_directory=elsewhere)
+        )
     return found
 
 
@@ -322,7 +329,9 @@ def _shell(name: str, words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Un
             index += 1
             break
         if word.startswith("--"):
-            index += 2 if word in ("--rcfile", "--init-file") else 1
+            if word not in SHELL_LONG_OPTIONS:
+                return Unwrapped(scripts=[None], judged=True)  # --rcfile FILE runs FILE first
+            index += 1
             continue
         if word[:1] not in "-+" or len(word) < 2:
             break

@@ -9,6 +9,7 @@ only options known to only read. Anything else is asked. On top of each command'
 - no word comes from a brace expansion, and words known only at run time (``$x``, ``$(...)``, a glob
   that may expand to an option, what ``xargs`` appends) are allowed only for commands none of whose
   options can write or run anything;
+- no word names a device (``/dev/...``, ``/dev/null`` aside): opening one can do more than read;
 - nothing is written by redirection (``/dev/null`` aside), input is redirected only from plain files
   of the workspace (never ``/dev/tcp/...``), and no process substitution, arithmetic, evaluated
   subscript or background job is involved (the analysis' ``Hazard``);
@@ -21,20 +22,26 @@ the analysis lists the inner command on its own and reports what a wrapper's opt
 
 from __future__ import annotations
 
+import re
+
 from qcore.permissions.readonly.commands import COMMANDS, Grammar, follows
-from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand
+from qcore.permissions.shell_analysis import Hazard, ShellAnalysis, SimpleCommand
 
 __all__ = ["COMMANDS", "Grammar", "is_read_only", "is_read_only_command"]
 
 SYSTEM_DIRECTORIES = ("/bin/", "/usr/bin/")
+_DEVICE = re.compile(r"(^|[/=])dev(/|$)")
+"""A path into /dev: opening a device can act (``/dev/watchdog`` arms a reboot), it is not plain reading."""
 
 
 def is_read_only_command(command: SimpleCommand) -> bool:
     """True when this one simple command, as written, only reads."""
-    if not command.literal_name or command.assignments or command.hazards:
-        return False
+    if not command.literal_name or command.assignments or command.hazards - {Hazard.DIRECTORY}:
+        return False  # a change of folder matters to git only (see readonly.git)
     name, spelled = command.name, command.argv[0]
     if spelled != name and spelled not in (directory + name for directory in SYSTEM_DIRECTORIES):
+        return False
+    if any(_DEVICE.search(word) and word != "/dev/null" for word in command.argv[1:]):
         return False
     grammar = COMMANDS.get(name)
     return grammar is not None and follows(grammar, command)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from qcore.permissions.options import Parsed, parse
 from qcore.permissions.readonly.git import git_reads_only
 from qcore.permissions.readonly.sed import script_reads_only
-from qcore.permissions.shell_analysis import SimpleCommand, WordKind
+from qcore.permissions.shell_analysis import Hazard, SimpleCommand, WordKind
 from qcore.permissions.shell_words import safe_pattern
 
 _INTEGER = re.compile(r"-?\d+")
@@ -78,6 +78,8 @@ def _literal_words(command: SimpleCommand) -> bool:
 
 
 def _git(command: SimpleCommand) -> bool:
+    if Hazard.DIRECTORY in command.hazards:
+        return False  # another folder may hold a bare repository whose settings run programs
     return _literal_words(command) and git_reads_only(command.argv[1:])
 
 

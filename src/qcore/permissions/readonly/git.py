@@ -1,7 +1,8 @@
 """``git`` that only reads: global options, then one subcommand from a list, each with the exact options
 known to only read (in the syntax of ``qcore.permissions.options``).
 
-Left out on purpose: ``-c``/``--config-env`` (a setting can name a program: ``core.pager``,
+Left out on purpose: ``-C`` (another folder may hold an embedded bare repository whose settings run
+programs: ``git -C evil.git diff`` runs its ``diff.external``), ``-c``/``--config-env`` (a setting can name a program: ``core.pager``,
 ``diff.external``, an alias), ``--git-dir``/``--work-tree``/``--exec-path`` (another repository's
 configuration, other git programs), ``-p``/``--paginate``; in subcommands ``--output`` (writes a file),
 ``--ext-diff``/``--textconv`` (run configured programs), ``git grep -O`` (runs a pager command), and
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from qcore.permissions.options import Parsed, parse
 
 GLOBAL = (
-    "-C= -P|--no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs "
+    "-P|--no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs "
     "--icase-pathspecs --no-replace-objects --version"
 )
 END = " --end-of-options"

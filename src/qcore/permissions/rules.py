@@ -124,19 +124,17 @@ def command_matches(specifier: str, command: SimpleCommand) -> bool:
     that cannot be known (``$CMD``, ``/bin/r[m]``) is a problem of the analysis, so the line is asked.
     """
     words, prefix = shell_words(specifier)
-    if command.assignments or not command.literal_name:
-        return False
     argv = command.argv
     if not prefix:
-        return command.literal_prefix(len(argv)) and not command.open_ended and argv == words
-    if len(argv) < len(words) or not command.literal_prefix(len(words)):
+        if argv != words:  # cheap checks first: most rules are about other commands
+            return False
+        return command.literal_prefix(len(argv)) and not command.open_ended and not command.assignments
+    if len(argv) < len(words):
         return False
-    head = (
-        (argv[0].rsplit("/", 1)[-1], *argv[1 : len(words)])
-        if words and "/" not in words[0]
-        else argv[: len(words)]
-    )
-    return tuple(head) == words
+    head = (command.name, *argv[1 : len(words)]) if words and "/" not in words[0] else argv[: len(words)]
+    if head != words:
+        return False
+    return command.literal_name and command.literal_prefix(len(words)) and not command.assignments
 
 
 # --- paths and URLs ---------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from qcore.permissions.shell_words import WordKind, brace_expand, is_pattern
@@ -111,7 +111,7 @@ class SimpleCommand:
     """More words are added when it runs (the input of ``xargs``, the files of ``find -exec ... +``)."""
     hazards: frozenset[Hazard] = frozenset()
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
 
@@ -202,6 +202,8 @@ class _Word:
 
 
 def _unquoted(text: str) -> _Word:
+    if "\\" not in text:
+        return _Word(text, "u" * len(text))
     chars: list[str] = []
     mask: list[str] = []
     index = 0
@@ -334,6 +336,12 @@ class _Walker:
 
     def finish(self, value: _Word) -> list[tuple[str, WordKind]]:
         """The words bash makes of one word by brace expansion, each with what is known of it."""
+        if "{" not in value.text:
+            if value.dynamic:
+                return [(value.text, WordKind.DYNAMIC)]
+            return [
+                (value.text, WordKind.PATTERN if is_pattern(value.text, value.mask) else WordKind.LITERAL)
+            ]
         expanded = brace_expand(value.text, value.mask)
         if expanded is None:
             self.result.problems.append(f"the brace expansion {value.text[:40]!r} makes too many words")
@@ -654,7 +662,7 @@ class _Walker:
         found = unwrap(command.name, command.argv[1:], command.kinds[1:])
         runs = found is not None and bool(found.commands or found.scripts)
         transparent = runs and found is not None and not found.judged and not command.assignments
-        self.result.commands.append(replace(command, transparent=transparent))
+        self.result.commands.append(replace(command, transparent=True) if transparent else command)
         if command.assignments or WordKind.BRACED in command.kinds:
             self.result.commands.append(_view(command))
         if found is None:

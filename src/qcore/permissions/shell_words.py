@@ -41,6 +41,8 @@ _SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([A-Za-z])\.\.([A-Za
 
 def is_pattern(text: str, mask: str) -> bool:
     """True when bash would treat the word as a file-name pattern."""
+    if "*" not in text and "?" not in text and "[" not in text:
+        return False
     for index, char in enumerate(text):
         if mask[index] != "u":
             continue

@@ -317,6 +317,11 @@ def _corpus() -> list[Attack]:
         "timeout 5 git -c alias.x='!touch pwned' x",
         "xargs -a list -I{} git -c alias.x='!touch pwned' x",
         "xargs -I{} touch {} <<< pwned",
+        "eval -- 'touch pwned'",
+        "mapfile -C 'touch pwned' -c 1 x < f",
+        ". /dev/stdin <<< 'touch pwned'",
+        "source /dev/stdin <<< 'touch pwned'",
+        "dash <<< 'touch pwned'",
     ]
     network = [
         "cat < /dev/tcp/127.0.0.1/{port}",
@@ -507,6 +512,12 @@ def _corpus() -> list[Attack]:
         "busybox rm f",
         "chronic rm f",
         "exec {fd}<f rm f",
+        "eval -- 'rm f'",
+        "mapfile -C 'rm f' -c 1 x < list",
+        "readarray -t -C 'rm f' -c1 x < list",
+        ". /dev/stdin <<< 'rm f'",
+        "source <(echo rm f)",
+        "echo f | env -i PATH=/usr/bin:/bin nice xargs env rm",
     ]
     attacks = [Attack(c, WRITE) for c in write]
     attacks += [Attack(c, EXEC) for c in execute]

@@ -144,7 +144,18 @@ def unwrap(name: str, words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Un
     if name in SHELLS:
         return _shell(name, words, kinds)
     if name == "eval":
+        if words[:1] == ("--",):
+            words, kinds = words[1:], kinds[1:]
         return _scripts(None if _unknown(kinds) else " ".join(words))
+    if name in ("source", "."):
+        return Unwrapped(scripts=[None])  # runs what a file holds
+    if name in ("mapfile", "readarray"):
+        parsed = parse(words, "-d= -n= -O= -s= -t -u= -C= -c=", permute=False)
+        callback = [o for o in parsed.options if o.name == "-C"]
+        if parsed.error:
+            return Unwrapped(problems=[f"{name}: {parsed.error}"], judged=True)
+        at = [o.value_index if o.value_index is not None else o.index for o in callback]
+        return _scripts(*(None if _unknown(tuple(kinds[i] for i in at)) else o.value for o in callback))
     if name == "trap":
         return _trap(words, kinds)
     if name == "find":
@@ -339,7 +350,7 @@ def _shell(name: str, words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Un
         command_mode = command_mode or (word[0] == "-" and "c" in letters)
         index += 1 + letters.count("o") + letters.count("O")
     if index >= len(words):
-        return Unwrapped(scripts=[None]) if command_mode else None
+        return Unwrapped(scripts=[None])  # -c without a script, or a script read from its input
     if not command_mode:
         return Unwrapped(scripts=[None])  # runs a script file: what it holds is not known here
     return _scripts(None if _unknown(kinds[index : index + 1]) else words[index])

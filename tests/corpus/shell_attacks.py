@@ -263,7 +263,7 @@ def _corpus() -> list[Attack]:
         "ls >(touch pwned)",
         "wc -l $(touch pwned)",
         'echo "$(touch pwned)"',
-        "cat f > >(touch pwned); sleep 0.3",
+        "cat f > >(touch pwned); wait $!",
         "f() { touch pwned; }; f",
         "/usr/bin/touch pwned",
         "\\touch pwned",

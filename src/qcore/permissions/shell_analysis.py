@@ -225,6 +225,14 @@ def _quoted(text: str, dynamic: bool = False) -> _Word:
     return _Word(text, "q" * len(text), dynamic)
 
 
+def _kind(text: str, mask: str, dynamic: bool, braced: bool) -> WordKind:
+    if dynamic:
+        return WordKind.DYNAMIC
+    if is_pattern(text, mask):
+        return WordKind.PATTERN
+    return WordKind.BRACED if braced else WordKind.LITERAL
+
+
 def _workspace_file(target: str) -> bool:
     """A plain relative path that stays below the working folder (and /dev/null)."""
     if target == "/dev/null":
@@ -336,33 +344,12 @@ class _Walker:
 
     def finish(self, value: _Word) -> list[tuple[str, WordKind]]:
         """The words bash makes of one word by brace expansion, each with what is known of it."""
-        if "{" not in value.text:
-            if value.dynamic:
-                return [(value.text, WordKind.DYNAMIC)]
-            return [
-                (value.text, WordKind.PATTERN if is_pattern(value.text, value.mask) else WordKind.LITERAL)
-            ]
-        expanded = brace_expand(value.text, value.mask)
+        expanded = brace_expand(value.text, value.mask) if "{" in value.text else [(value.text, value.mask)]
         if expanded is None:
             self.result.problems.append(f"the brace expansion {value.text[:40]!r} makes too many words")
             return [(value.text, WordKind.DYNAMIC)]
-        if len(expanded) == 1 and expanded[0][0] == value.text:
-            if value.dynamic:
-                return [(value.text, WordKind.DYNAMIC)]
-            return [
-                (value.text, WordKind.PATTERN if is_pattern(value.text, value.mask) else WordKind.LITERAL)
-            ]
-        return [
-            (
-                text,
-                WordKind.DYNAMIC
-                if value.dynamic
-                else WordKind.PATTERN
-                if is_pattern(text, mask)
-                else WordKind.BRACED,
-            )
-            for text, mask in expanded
-        ]
+        braced = len(expanded) != 1 or expanded[0][0] != value.text
+        return [(text, _kind(text, mask, value.dynamic, braced)) for text, mask in expanded]
 
     # --- structure -------------------------------------------------------------------------------
 
@@ -687,7 +674,10 @@ class _Walker:
 
     def script(self, command: SimpleCommand, payload: str | None) -> None:
         if payload is None:
-            self.result.problems.append(f"{command.name} runs a script built when it runs")
+            self.result.problems.append(
+                f"{command.name} runs a script that is not on the line (a file, its input, or text built "
+                "when it runs)"
+            )
             return
         if self.depth >= 4:
             self.result.problems.append("shell scripts are nested too deeply to follow")

@@ -151,11 +151,15 @@ def unwrap(name: str, words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Un
         return Unwrapped(scripts=[None])  # runs what a file holds
     if name in ("mapfile", "readarray"):
         parsed = parse(words, "-d= -n= -O= -s= -t -u= -C= -c=", permute=False)
-        callback = [o for o in parsed.options if o.name == "-C"]
         if parsed.error:
             return Unwrapped(problems=[f"{name}: {parsed.error}"], judged=True)
-        at = [o.value_index if o.value_index is not None else o.index for o in callback]
-        return _scripts(*(None if _unknown(tuple(kinds[i] for i in at)) else o.value for o in callback))
+        callbacks = [o for o in parsed.options if o.name == "-C"]  # evaluated for every line read
+        return _scripts(
+            *(
+                None if _unknown(kinds[o.index : (o.value_index or o.index) + 1]) else o.value
+                for o in callbacks
+            )
+        )
     if name == "trap":
         return _trap(words, kinds)
     if name == "find":
@@ -163,7 +167,7 @@ def unwrap(name: str, words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Un
     if name in ("fd", "fdfind"):
         return _fd(words, kinds)
     if name == "busybox":
-        found = Unwrapped()
+        found = Unwrapped(judged=True)  # its applets take other options than the GNU programs
         if words and not words[0].startswith("-"):
             found.commands.append(Inner(words, kinds))
         return found

@@ -30,6 +30,8 @@ READ_ONLY = [
     "git status",
     "git log --oneline -5",
     "git diff HEAD~1 -- src",
+    "git diff -U0 --word-diff",
+    "git status -uno",
     "git show HEAD:README.md",
     "git blame -L 1,20 f",
     "git branch -a",

@@ -2,7 +2,8 @@
 wrapper (``env``, ``timeout``, ``xargs`` ...) and every command of the read-only grammar.
 
 A table is a string of option spellings separated by spaces; spellings of one option are joined by
-``|`` and the first is its name. A spelling ends with a mark that says what follows it:
+``|`` and the first is its name. A spelling ends with a mark that says what follows it (the mark at the
+end of a group applies to the spellings without one of their own):
 
 - nothing: a flag (``-v``, ``--verbose``); short flags cluster (``-vx``);
 - ``=``: a required value, attached or in the next word (``-s KILL``, ``-sKILL``, ``--signal KILL``,
@@ -74,11 +75,13 @@ def table(spec: str) -> Table:
     arity: dict[str, str] = {}
     names: dict[str, str] = {}
     for entry in spec.split():
-        mark = entry[-1] if entry[-1] in "=?~" else FLAG
-        spellings = (entry[:-1] if mark else entry).split("|")
+        group_mark = entry[-1] if entry[-1] in "=?~" else FLAG
+        spellings = entry.split("|")
+        name = spellings[0].rstrip("=?~")
         for spelling in spellings:
-            arity[spelling] = mark
-            names[spelling] = spellings[0]
+            bare = spelling.rstrip("=?~")
+            arity[bare] = spelling[-1] if spelling != bare else group_mark
+            names[bare] = name
     return Table(arity, names)
 
 

@@ -116,20 +116,27 @@ def shell_words(specifier: str) -> tuple[tuple[str, ...], bool]:
 
 
 def command_matches(specifier: str, command: SimpleCommand) -> bool:
+    """Whether a shell rule covers one simple command.
+
+    Only a command that is exactly what it says can match: a plain literal name (not computed, not a
+    glob, not from a brace expansion), no assignments in front of it (``FOO=x cmd`` runs ``cmd`` with a
+    changed environment), and literal words where the rule has words. Deny rules still see through
+    such spellings: the analysis also lists the plain *view* of a command with assignments or
+    brace-expanded words (``FOO=1 rm x`` as ``rm x``, ``r{m,} x`` as ``rm r x``), and a command name
+    that cannot be known (``$CMD``, ``/bin/r[m]``) is a problem of the analysis, so the line is asked.
+    """
     words, prefix = shell_words(specifier)
-    if command.assignments:
-        return False  # FOO=x cmd runs cmd with a changed environment; a rule for cmd does not cover it
     argv = command.argv
     if not prefix:
-        return command.static and argv == words
-    if len(argv) < len(words) or any(command.dynamic[: len(words)]):
+        if argv != words:  # cheap checks first: most rules are about other commands
+            return False
+        return command.literal_prefix(len(argv)) and not command.open_ended and not command.assignments
+    if len(argv) < len(words):
         return False
-    head = (
-        (argv[0].rsplit("/", 1)[-1], *argv[1 : len(words)])
-        if words and "/" not in words[0]
-        else argv[: len(words)]
-    )
-    return tuple(head) == words
+    head = (command.name, *argv[1 : len(words)]) if words and "/" not in words[0] else argv[: len(words)]
+    if head != words:
+        return False
+    return command.literal_name and command.literal_prefix(len(words)) and not command.assignments
 
 
 # --- paths and URLs ---------------------------------------------------------------------------------

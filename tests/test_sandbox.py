@@ -623,3 +623,38 @@ def test_version_verbose_names_the_sandbox(home: Path) -> None:
         check=True,
     ).stdout.splitlines()
     assert shown[1] == f"sandbox: {sandbox_status(SANDBOX)}"
+
+
+def bare_repository_running(hook_marker: Path, bare: Path, clone: Path) -> str:
+    """A bare repository with two commits whose ``diff.external`` touches ``hook_marker``; the command
+    that runs it, checked once the way a plain shell would run it."""
+    hook = clone.parent / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {hook_marker}\n")
+    hook.chmod(0o755)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True, capture_output=True)
+    for number in (1, 2):
+        (clone / "f").write_text(f"{number}\n")
+        subprocess.run([*git, "-C", str(clone), "add", "f"], check=True)
+        subprocess.run([*git, "-C", str(clone), "commit", "-qm", str(number)], check=True)
+    subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", "HEAD"], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(bare), "config", "diff.external", str(hook)], check=True)
+    command = "git diff HEAD~1 HEAD"
+    subprocess.run(command.split(), cwd=bare, capture_output=True)
+    assert hook_marker.exists()  # a plain shell runs the repository's command
+    hook_marker.unlink()
+    return command
+
+
+async def test_an_unasked_git_command_ignores_a_bare_repository_the_project_carries(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Even with no sandbox: a bare repository committed as plain files names a command in its config."""
+    canary = tmp_path / "diff-external-ran"
+    command = bare_repository_running(canary, workspace / "evil.git", tmp_path / "clone")
+    tool = RunShellCommand(ToolContext(Workspace([workspace]), sandbox=NoSandbox("for this test")))
+    assert tool.sandbox_profile(command) is SandboxProfile.READ_ONLY
+    await run_tool(tool, command=command, directory="evil.git")
+    assert not canary.exists()
+    await tool.aclose()

@@ -303,8 +303,11 @@ class SubprocessShellRunner:
             self._sandbox = detect_sandbox()
         return self._sandbox
 
-    def environment(self) -> dict[str, str]:
-        return {**os.environ, **self._extra_env, **self.processes.environment()}
+    def environment(self, profile: SandboxProfile | None = None) -> dict[str, str]:
+        env = {**os.environ, **self._extra_env, **self.processes.environment()}
+        if profile is not None and profile.value == "read-only":  # SandboxProfile.READ_ONLY, imported lazily
+            _refuse_foreign_bare_repositories(env)
+        return env
 
     def _confine(
         self,
@@ -346,7 +349,7 @@ class SubprocessShellRunner:
             proc = await asyncio.create_subprocess_exec(
                 *confined.argv,
                 cwd=cwd,
-                env=self.environment(),
+                env=self.environment(sandbox_profile),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
@@ -442,7 +445,7 @@ class SubprocessShellRunner:
                 str(log_path),
                 *confined.argv,
                 cwd=cwd,
-                env=self.environment(),
+                env=self.environment(sandbox_profile),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -458,6 +461,19 @@ class SubprocessShellRunner:
             raise OSError(f"could not start the background command: {out.decode(errors='replace')}") from None
         self.processes.track([pid])
         return BackgroundProcess(pid=pid, pgid=proc.pid, log_path=log_path)
+
+
+def _refuse_foreign_bare_repositories(env: dict[str, str]) -> None:
+    """For commands that run unasked: git ignores a bare repository found by walking up from the working
+    folder (``safe.bareRepository=explicit``). A repository may carry one as plain files, and its config
+    names commands (``core.fsmonitor``, ``diff.external``) that ``git status`` or ``git diff`` would run."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
+    except ValueError:
+        count = 0
+    env[f"GIT_CONFIG_KEY_{count}"] = "safe.bareRepository"
+    env[f"GIT_CONFIG_VALUE_{count}"] = "explicit"
+    env["GIT_CONFIG_COUNT"] = str(count + 1)
 
 
 def _signal_name(number: int) -> str:

@@ -209,9 +209,7 @@ class PermissionPolicy:
             )
         if not self._rules(RuleKind.DENY, tool):
             return None
-        hidden = next(
-            (c for c in analysis.commands if not getattr(c, "literal_name", not c.dynamic[0])), None
-        )
+        hidden = next((c for c in analysis.commands if not c.literal_name), None)
         if hidden is not None:
             return PolicyDecision(
                 Verdict.DENY,

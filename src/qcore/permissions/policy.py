@@ -22,15 +22,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.readonly import is_read_only, is_read_only_command
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, command_matches, split_rule, tool_matches
 from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analyse
+from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.registry import tool_aliases
-from qcore.tools.subjects import ShellSubject, Subject
+
+if TYPE_CHECKING:
+    from qcore.tools.subjects import Subject
 
 
 class Verdict(StrEnum):
@@ -162,7 +166,7 @@ class PermissionPolicy:
     def _evaluate(
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None
     ) -> PolicyDecision:
-        analysis = subject.analysis if isinstance(subject, ShellSubject) else None
+        analysis = subject.analysis if isinstance(subject, subjects.ShellSubject) else None
         denied = self._match(RuleKind.DENY, tool, subject)
         if denied is not None:
             return PolicyDecision(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -52,16 +52,14 @@ class Rule:
     written: str | None = None
     """The entry as the file spells it, when that differs (legacy ``run_shell_command(git)`` is ``git:*``)."""
 
+    tool: str = field(init=False, repr=False, compare=False)
+    specifier: str | None = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
-        split_rule(self.pattern)  # a malformed rule never exists: RuleSyntaxError here, not at matching time
-
-    @property
-    def tool(self) -> str:
-        return split_rule(self.pattern)[0]
-
-    @property
-    def specifier(self) -> str | None:
-        return split_rule(self.pattern)[1]
+        # A malformed rule never exists: RuleSyntaxError here, not at matching time.
+        tool, specifier = split_rule(self.pattern)
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "specifier", specifier)
 
     def describe(self) -> str:
         where = f" ({self.path})" if self.path else ""
@@ -143,21 +141,19 @@ def command_matches(specifier: str, command: SimpleCommand) -> bool:
 
 
 def path_matches(specifier: str, path: Path, root: Path) -> bool:
-    pattern = os.path.expanduser(specifier.strip())
+    absolute, spec = _glob_spec(specifier)
     target = str(path)
-    if pattern.startswith("/"):
-        relative, glob = target.lstrip("/"), pattern.lstrip("/")
-    else:
-        base = str(root).rstrip("/") + "/"
-        if not target.startswith(base):
-            return False
-        relative, glob = target[len(base) :], pattern
-    return _glob_spec(glob).match_file(relative)
+    if absolute:
+        return spec.match_file(target.lstrip("/"))
+    base = str(root).rstrip("/") + "/"
+    return target.startswith(base) and spec.match_file(target[len(base) :])
 
 
 @lru_cache(maxsize=1024)
-def _glob_spec(glob: str) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines([glob])
+def _glob_spec(specifier: str) -> tuple[bool, pathspec.GitIgnoreSpec]:
+    """Whether the glob is absolute (``/x/**``, ``~/x/**``), and the glob, built once per specifier."""
+    pattern = os.path.expanduser(specifier.strip())
+    return pattern.startswith("/"), pathspec.GitIgnoreSpec.from_lines([pattern.lstrip("/")])
 
 
 def url_matches(specifier: str, url: str) -> bool:

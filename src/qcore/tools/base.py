@@ -38,12 +38,12 @@ from qcore.abort import AbortSignal
 from qcore.file_state import FileStates
 from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
-from qcore.tools.subjects import Subject
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Sandbox
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
+    from qcore.tools.subjects import Subject
     from qcore.workspace import Workspace
 
 

@@ -4,8 +4,6 @@ A tool returns a ``Subject`` from ``permission_subject``; the policy asks it whe
 (``edit(src/**)``, ``run_shell_command(git status)``, ``web_fetch(domain:example.org)``) reaches the call,
 whether allow rules cover all of it, and which rule an "always" answer should add. The policy never
 switches on the subject's type, so a new tool brings its own kind of rule by bringing its own subject.
-The rule matchers live in ``qcore.permissions.rules`` and are imported where used: the permissions
-package imports the tool contract, which names this module.
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
+
+from qcore.permissions.rules import command_matches, path_matches, url_matches
 
 if TYPE_CHECKING:
     from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand
@@ -51,8 +51,6 @@ class ShellSubject:
         return analyse(self.command)
 
     def matches(self, specifier: str, root: Path) -> bool:
-        from qcore.permissions.rules import command_matches
-
         return any(command_matches(specifier, command) for command in self.analysis.commands)
 
     def allowed_by(self, specifiers: Sequence[str | None], root: Path) -> bool:
@@ -69,7 +67,6 @@ class ShellSubject:
     @staticmethod
     def command_allowed(command: SimpleCommand, specifiers: Sequence[str | None]) -> bool:
         from qcore.permissions.readonly import is_read_only_command
-        from qcore.permissions.rules import command_matches
 
         if is_read_only_command(command):
             return True
@@ -104,13 +101,9 @@ class PathSubject:
     """Real (symlink-free) absolute paths."""
 
     def matches(self, specifier: str, root: Path) -> bool:
-        from qcore.permissions.rules import path_matches
-
         return any(path_matches(specifier, path, root) for path in self.paths)
 
     def allowed_by(self, specifiers: Sequence[str | None], root: Path) -> bool:
-        from qcore.permissions.rules import path_matches
-
         if None in specifiers:
             return True
         return bool(self.paths) and all(
@@ -127,13 +120,9 @@ class UrlSubject:
     url: str
 
     def matches(self, specifier: str, root: Path) -> bool:
-        from qcore.permissions.rules import url_matches
-
         return url_matches(specifier, self.url)
 
     def allowed_by(self, specifiers: Sequence[str | None], root: Path) -> bool:
-        from qcore.permissions.rules import url_matches
-
         return any(spec is None or url_matches(spec, self.url) for spec in specifiers)
 
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:

@@ -39,21 +39,12 @@ from qcore.tools.base import ToolContext
 from qcore.tools.results import ToolResult
 from qcore.tools.shell import RunShellCommand
 from qcore.workspace import Workspace
+from tests.support.processes import alive
 
 SANDBOX = detect_sandbox()
 needs_bwrap = pytest.mark.skipif(
     not SANDBOX.available, reason=f"no working bubblewrap here: {SANDBOX.describe()}"
 )
-
-
-def alive(pid: int) -> bool:
-    """Running: not gone, and not a zombie waiting for its reaper."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in (b"Z", b"X")
 
 
 async def gone(pids: list[int], within: float = 3.0) -> bool:

@@ -20,6 +20,7 @@ from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.shell import RunShellCommand, root_commands
 from qcore.workspace import Workspace
+from tests.support.processes import alive
 
 
 @pytest.fixture
@@ -54,16 +55,6 @@ def field(result: ToolResult, name: str) -> str:
     found = re.search(rf"^{name}: (.*)$", result.text(), re.MULTILINE)
     assert found, result.text()
     return found.group(1)
-
-
-def alive(pid: int) -> bool:
-    """Running, not merely a zombie waiting for a reaper that may never come in a container."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in (b"Z", b"X")
 
 
 async def test_echo_reports_every_field(tool: RunShellCommand) -> None:

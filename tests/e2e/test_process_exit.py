@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import Workdir
 from tests.support.openai_server import Reply
+from tests.support.processes import alive
 
 SOURCES = str(Path(__file__).resolve().parents[2] / "src")
 ESCAPE = (
@@ -22,15 +23,6 @@ ESCAPE = (
 )
 """One escapee that keeps its environment (the session's tracker finds it) and one that clears it (only
 qcli's subreaper and exit hook can)."""
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in (b"Z", b"X")
 
 
 def start_qcli(workdir: Workdir, *args: str) -> subprocess.Popen[str]:

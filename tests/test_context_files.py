@@ -94,3 +94,17 @@ def test_a_file_with_no_room_left_is_named_as_left_out(home: Path, root: Path) -
     loaded = load_context(root, root, home=home, max_chars=cap)
     assert loaded.paths == [root / "QWEN.md"] and loaded.text.startswith(first)
     assert loaded.text.endswith(f"{root / 'AGENTS.md'} was left out.]")
+
+
+def test_a_project_cannot_pull_outside_files_into_the_prompt(home: Path, root: Path) -> None:
+    secret = home / ".ssh" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE KEY\n")
+    (root / "QWEN.md").symlink_to(secret)  # a cloned repository's link to the user's key
+    (root / "AGENTS.md").write_text("project rules\n")
+    loaded = load_context(root, root, home=home, file_names=["QWEN.md", "AGENTS.md", "../.ssh/id_rsa"])
+    assert "PRIVATE KEY" not in loaded.text and "project rules" in loaded.text
+    (home / ".qwen").mkdir(exist_ok=True)
+    (home / ".qwen" / "QWEN.md").symlink_to(home / "dotfiles.md")  # the user's own link is theirs to make
+    (home / "dotfiles.md").write_text("my preferences\n")
+    assert "my preferences" in load_context(root, root, home=home, file_names=["QWEN.md"]).text

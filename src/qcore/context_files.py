@@ -49,6 +49,11 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _plain_name(name: str) -> bool:
+    """A context file name is a name, not a path: ``../../.ssh/id_rsa`` from a project's settings is not."""
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
 def load_context(
     root: Path,
     cwd: Path,
@@ -62,8 +67,10 @@ def load_context(
     When the cap is reached the file being read is cut and later (more specific) files are left out, with
     a note saying so; keep context files short rather than rely on the cut.
     """
-    candidates = [home / ".qwen" / name for name in file_names]
-    candidates += [folder / name for folder in _folders(root, cwd) for name in file_names]
+    names = [name for name in file_names if _plain_name(name)]
+    candidates = [home / ".qwen" / name for name in names]
+    candidates += [folder / name for folder in _folders(root, cwd) for name in names]
+    inside = _real(root)
     seen: set[Path] = set()
     blocks: list[str] = []
     paths: list[Path] = []
@@ -72,6 +79,8 @@ def load_context(
         real = _real(candidate)
         if real in seen or not real.is_file():
             continue
+        if candidate.is_relative_to(root) and not real.is_relative_to(inside):
+            continue  # a project's link to a file outside it (~/.ssh/id_rsa) would send that file to the model
         seen.add(real)
         content = _read(real)
         if content is None or not content.strip():

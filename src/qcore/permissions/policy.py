@@ -7,9 +7,13 @@ Order of evaluation, the same for every tool:
 3. a matching **ask** rule puts the question, even in yolo mode;
 4. a call with nothing to ask (a read-only tool) runs;
 5. **yolo** runs everything else;
-6. **allow** rules (settings, flags, "always" answers) and the built-in read-only shell commands run;
-7. **auto-edit** runs file edits;
-8. everything else is asked.
+6. a change to a **protected** file (``.git/``, ``.qwen/settings.json``, a read-only file) is asked;
+7. **allow** rules (settings, flags, "always" answers) and the built-in read-only shell commands run;
+8. **auto-edit** runs file edits;
+9. everything else is asked.
+
+Any error while deciding refuses the call (``evaluate`` fails closed). With a shell deny rule in force, a
+command whose name is only known when it runs is refused, and a line not fully understood is asked.
 
 For a shell command, a rule covers one simple command: the line runs unasked only when every command in
 it (including inside substitutions and ``bash -c``) is allowed, nothing is written by redirection, and

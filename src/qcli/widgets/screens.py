@@ -65,7 +65,7 @@ class TrustScreen(ModalScreen[str]):
         text = Text()
         text.append(f"Do you trust the settings of {self.folder}?\n", "bold")
         text.append(
-            "Its .qwen/settings.json asks for more than a new folder gets. Until you trust it, none of this\n"
+            "Its .qwen/settings.json asks for more than a new folder gets. Until you trust it, none of this "
         )
         text.append("takes effect (its deny and ask rules, exclusions and model choice do):\n")
         for title, items in (

@@ -201,3 +201,15 @@ async def test_do_not_trust_is_remembered_and_not_asked_again(untrusted: Project
     async with again.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         assert not isinstance(again.screen, TrustScreen)
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"), [(True, True), ("docker", True), (False, False), ("false", False)]
+)
+def test_an_untrusted_project_may_turn_the_sandbox_on_never_off(
+    tmp_path: Path, value: object, kept: bool
+) -> None:
+    home, project, env = layout(tmp_path)
+    (project / ".qwen" / "settings.json").write_text(json.dumps({"tools": {"sandbox": value}}))
+    loaded = load_settings(project, env=env, home=home)
+    assert (loaded.held_back == []) is kept

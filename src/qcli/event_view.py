@@ -92,6 +92,8 @@ def _sources(app: QcliApp, event: ToolSourceUpdate) -> None:
         app.notice(f"{name}: {event.detail}", "warning")
     elif event.state == "waiting":
         app.notice(f"waiting for {event.detail} before the first request")
+    elif event.state == "late":
+        app.notice(event.detail, "warning")
 
 
 def show_event(app: QcliApp, event: Event) -> None:

@@ -106,6 +106,8 @@ class HeadlessPrinter:
                 self.warn(f"{event.source}: {event.detail}")
             elif event.state == "waiting":
                 self.warn(f"waiting for {event.detail} before the first request")
+            elif event.state == "late":
+                self.warn(event.detail)
             elif self.show_activity:
                 self.err.write(f"  [{event.state}] {event.source} {event.detail}\n")
                 self.err.flush()

@@ -3,6 +3,7 @@ with the scripted model; a broken server is reported and the rest still work."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -92,3 +93,32 @@ def test_mcp_tools_ask_unless_the_server_is_trusted(workdir: Workdir, qcli: Runn
     plain, trusted = tool_results(workdir, 1)
     assert plain.startswith("Error (execution_denied)") and '"mcp__plain__echo"' in plain
     assert "b" in trusted and not trusted.startswith("Error")
+
+
+def test_a_silent_server_holds_the_first_request_only_briefly(workdir: Workdir, qcli: Runner) -> None:
+    server = [str(SUPPORT / "mcp_server.py")]
+    path = workdir.root / ".qwen" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "silent": {"command": sys.executable, "args": [*server, "hang"], "timeout": 120_000},
+                    "slow": {"command": sys.executable, "args": [*server, "slow"]},
+                },
+                "mcp": {"startupWaitMs": 300},
+            }
+        )
+    )
+    # The first answer takes a while, so the slow server has connected by the second request.
+    slow_answer = dataclasses.replace(Reply.call("read_file", absolute_path="app.py"), delay=3.0)
+    workdir.server.script.extend([slow_answer, Reply(text="ok")])
+    result = qcli("-p", "go", timeout=60)  # with the server's own timeout it would wait 120 s
+    assert result.returncode == 0, result.stderr
+    assert "silent, slow still connecting after 300 ms" in result.stderr
+    first, second = (
+        {tool["function"]["name"] for tool in request.body["tools"]}
+        for request in workdir.server.chat_requests
+    )
+    assert not any(name.startswith("mcp__") for name in first)
+    assert "mcp__slow__add" in second and not any(name.startswith("mcp__silent__") for name in second)

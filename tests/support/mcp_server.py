@@ -3,6 +3,7 @@
 Usage::
 
     python tests/support/mcp_server.py stdio
+    python tests/support/mcp_server.py slow                 # stdio, after SLOW_START_SECONDS (1.5)
     python tests/support/mcp_server.py http --port 8123     # streamable HTTP at http://127.0.0.1:8123/mcp
     python tests/support/mcp_server.py sse --port 8123      # SSE at http://127.0.0.1:8123/sse
     python tests/support/mcp_server.py crash                # writes to stderr, exits 3 before answering
@@ -141,7 +142,7 @@ def crash() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["stdio", "http", "sse", "crash", "hang"])
+    parser.add_argument("mode", choices=["stdio", "slow", "http", "sse", "crash", "hang"])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     if args.mode == "crash":
@@ -149,6 +150,11 @@ def main() -> None:
     elif args.mode == "hang":
         hang()
     elif args.mode == "stdio":
+        build_server().run("stdio")
+    elif args.mode == "slow":  # connects, but only after a while
+        import time
+
+        time.sleep(float(os.environ.get("SLOW_START_SECONDS", "1.5")))
         build_server().run("stdio")
     elif args.mode == "http":
         build_server().run("streamable-http", host="127.0.0.1", port=args.port)

@@ -2,8 +2,10 @@
 
 ``start()`` launches the discovery command and the MCP connections in the background and returns at once,
 so a UI can take typing immediately. Before the first request to the model, ``ready()`` waits for them,
-each only up to its own timeout, announcing what it waits for, so the model sees every tool that could be
-had; before later requests ``refresh()`` adds whatever has arrived since without waiting. A source that
+announcing what it waits for: the discovery command up to its timeout, MCP servers at most
+``mcp.startupWaitMs`` in all (a silent server must not hold every ``qcli -p`` for its whole connect
+timeout); a server still connecting then is named, and its tools join a later request. Before later
+requests ``refresh()`` adds whatever has arrived since without waiting. A source that
 fails is reported and the others still work; a discovered tool that clashes with a built-in gets a
 prefixed name and the user is told.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,9 +122,17 @@ class ToolSources:
             if self._discovery is not None:
                 jobs.append(asyncio.shield(self._discovery.task))
             if self.mcp is not None:
-                jobs.append(asyncio.ensure_future(self.mcp.wait_ready()))
+                deadline = time.monotonic() + self.settings.mcp.startup_wait_ms / 1000
+                jobs.append(asyncio.ensure_future(self.mcp.wait_ready(deadline)))
             if jobs:
                 await asyncio.gather(*jobs, return_exceptions=True)
+            late = self.mcp.waiting_for() if self.mcp is not None else []
+            if late:
+                wait = self.settings.mcp.startup_wait_ms
+                detail = (
+                    f"{', '.join(late)} still connecting after {wait} ms; their tools join a later request"
+                )
+                self._emit(ToolSourceUpdate("tools", "late", detail))
         self.refresh()
 
     def refresh(self) -> None:

@@ -132,6 +132,9 @@ class McpSettings(SettingsSection):
     server_command: str | None = None
     allowed: list[str] | None = None
     excluded: list[str] | None = None
+    startup_wait_ms: int = Field(default=5_000, ge=0)
+    """How long the first request waits, in all, for servers still connecting; later ones join a later
+    request (each server's own ``timeout`` still bounds its connection)."""
 
 
 class FileFilteringSettings(SettingsSection):

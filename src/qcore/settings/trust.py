@@ -156,7 +156,7 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
         "exclude": True,
         "core": True,
         "approvalMode": lambda value: value in ("plan", "default"),
-        "sandbox": lambda value: bool(value),
+        "sandbox": lambda value: _turns_on(value),
         "useRipgrep": True,
         "enableToolOutputTruncation": True,
         "truncateToolOutputThreshold": True,
@@ -164,11 +164,18 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
     },
     "model": {"name": True, "maxSessionTurns": True, "generationConfig": True},
     "context": {"fileName": True, "fileFiltering": True},
-    "mcp": {"excluded": True},
+    "mcp": {"excluded": True, "startupWaitMs": True},
     "ui": True,
 }
 """What a project that is not trusted may still set: tightening rules, exclusions, the model, display.
 A key maps to True (kept whole), a test of its value, or a nested table of the same kind."""
+
+
+def _turns_on(value: Any) -> bool:
+    """Whether a ``tools.sandbox`` value asks for a sandbox (a project may turn it on, never off)."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "off", "no", "none")
+    return value is True
 
 
 def hold_back(data: dict[str, Any]) -> tuple[dict[str, Any], list[HeldBack]]:

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
     diffs,
+    growth_read,
     headless,
     mcp_startup,
     permissions,
@@ -39,6 +40,7 @@ def main() -> None:
         *permissions.rows(),
         *sandbox.rows(),
         *search.rows(),
+        *growth_read.rows(),
         *mcp_startup.rows(),
         *diffs.rows(),
         *tui_launch.rows(),

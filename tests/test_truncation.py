@@ -5,6 +5,7 @@ from qcore.abort import AbortSignal
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.scheduler import ToolScheduler
+from qcore.shell_runner import CappedText
 from qcore.tools.registry import ToolRegistry
 from qcore.truncation import OutputLimits, truncate_output
 from tests.support.tools import Echo
@@ -52,3 +53,14 @@ async def test_the_scheduler_applies_the_rule_to_every_tool(tmp_path: Path) -> N
     saved = tmp_path / "echo-c1.output"
     assert saved.read_text() == big and str(saved) in text
     assert call.result is not None and call.result.return_display == big  # the user's view is not cut
+
+
+def test_output_cut_before_it_arrived_is_not_called_the_full_output(tmp_path: Path) -> None:
+    kept = CappedText(head=5000, tail=5000)
+    for n in range(20_000):
+        kept.append(f"line {n}\n")
+    cut = truncate_output(kept.text(), OutputLimits(max_chars=2000, max_lines=100, save_dir=tmp_path), "s")
+    assert cut is not None and cut.saved_to is not None
+    assert "full output" not in cut.text
+    assert f"another {kept.omitted} characters in between were dropped then" in cut.text
+    assert cut.saved_to.read_text() == kept.text()

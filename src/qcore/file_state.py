@@ -24,6 +24,10 @@ class FileStates:
     def record(self, path: Path, data: bytes) -> None:
         self._seen[path] = fingerprint(data)
 
+    def record_fingerprint(self, path: Path, digest: str) -> None:
+        """Record a ``fingerprint`` computed earlier (a page of a file read from its line index)."""
+        self._seen[path] = digest
+
     def forget(self, path: Path) -> None:
         self._seen.pop(path, None)
 

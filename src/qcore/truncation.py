@@ -3,6 +3,11 @@ cut, and save the whole where ``read_file`` can read it.
 
 The head gets a fifth of the budget and the tail the rest (the end of a log or a test run is usually what
 matters). Budgets count characters and lines; a single huge line is cut inside the line.
+
+The notice says exactly what the saved file holds. A tool may hand over output that was already cut while
+it was produced: the shell keeps the first and last MiB of a command's output and marks the gap with
+``[... N characters of output omitted ...]`` (``CappedText``). Then the saved file is that kept text, and
+the notice says so and how much was dropped before, instead of calling it the full output.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from pathlib import Path
 from qcore.files import atomic_write
 
 HEAD_SHARE = 0.2
+_EARLIER_CUT = re.compile(r"\n\n\[\.\.\. (\d+) characters of output omitted \.\.\.\]\n\n")
+"""The mark ``shell_runner.CappedText`` leaves where it dropped the middle of a command's output."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,17 @@ def truncate_output(text: str, limits: OutputLimits, name: str) -> Truncation | 
         except OSError:
             saved_to = None
     total = f"{line_count} lines, {len(text)} characters"
+    earlier = _EARLIER_CUT.search(text)
+    what = (
+        f"The output as kept while it was produced (its start and end, {total}; another "
+        f"{earlier.group(1)} characters in between were dropped then and are not saved anywhere)"
+        if earlier
+        else f"The full output ({total})"
+    )
     where = (
-        f"The full output ({total}) is saved at {saved_to}; read parts of it with read_file and offset/limit."
+        f"{what} is saved at {saved_to}; read parts of it with read_file and offset/limit."
         if saved_to
-        else f"The full output ({total}) {'could not be saved' if limits.save_dir else 'was not kept'}."
+        else f"{what} {'could not be saved' if limits.save_dir else 'was not kept'}."
     )
     notice = f"[... {omitted_lines} lines and {omitted_chars} characters omitted from the middle. {where}]"
     joined = f"{head.rstrip(chr(10))}\n{notice}\n{tail.lstrip(chr(10))}"

@@ -4,18 +4,33 @@ and PDFs as parts the model can see; binary files named, not dumped.
 Lines are returned exactly as they are on disk (Qwen Code trims trailing whitespace, which later makes the
 model's ``old_string`` miss). Reading records what the model saw, for the stale-file check in edits.
 Only regular files are read: a FIFO or a device is refused before it is opened (``read_regular_file``).
+
+Paging a large file does not re-read it. The first read of a text file over ``INDEX_MIN_BYTES`` reads it
+whole, as any read does, and also notes where every ``INDEX_STRIDE``-th line starts (``LineIndex``). While
+the file keeps its device, inode, size, mtime and ctime, a later page opens it the same safe way, reads
+only the bytes of its lines (from the checkpoint before them) and reuses the whole file's fingerprint for
+the stale-file check: one linear pass for the index, then O(page) per page. Only UTF-8 and Latin-1 files
+are indexed (a line break is one byte there); UTF-16 and UTF-32 files are read whole every time.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
+import os
+import stat
+from array import array
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate, islice
 from pathlib import Path
 
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
+from qcore.file_state import fingerprint
+from qcore.files import FileTooLarge, NotRegularFile, NotTextError, TextFile, decode_text, read_regular_file
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
@@ -27,6 +42,78 @@ DEFAULT_LINE_LIMIT = 1000
 DEFAULT_CHAR_BUDGET = 25_000
 MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf")
 TEXT_SUFFIXES = {".ts", ".mts", ".cts", ".tsx"}  # mimetypes calls these video/audio
+INDEX_MIN_BYTES = 64 * 1024
+"""Smaller files are cheaper to read whole than to index."""
+INDEX_STRIDE = 32
+"""Every this many lines a start offset is kept: 1/32 of the memory, at most 31 extra lines read a page."""
+INDEX_CACHE_SIZE = 8
+"""Line indexes kept (the files most recently read)."""
+
+Identity = tuple[int, int, int, int, int]
+
+
+def file_identity(info: os.stat_result) -> Identity:
+    """What must not change for a line index to stay true: device, inode, size, mtime and ctime."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class LineIndex:
+    """Where lines start in one version of a UTF-8 or Latin-1 text file."""
+
+    identity: Identity
+    encoding: str
+    total: int
+    """Lines, counted as ``read_file`` counts them (a final newline does not start another line)."""
+    checkpoints: array[int]
+    """Byte offset of line ``k * INDEX_STRIDE`` at position ``k``."""
+    digest: str
+    """The ``fingerprint`` of the whole file, recorded for the stale-file check on each page."""
+
+    @classmethod
+    def build(cls, info: os.stat_result, data: bytes, decoded: TextFile) -> LineIndex | None:
+        """One pass over ``data`` (as read with ``info``); None for encodings with multi-byte newlines."""
+        if decoded.encoding not in ("utf-8", "latin-1"):
+            return None
+        parts = data[len(decoded.bom) :].split(b"\n")
+        total = len(parts) - (parts[-1] == b"")
+        starts = accumulate(map((1).__add__, map(len, parts)), initial=len(decoded.bom))
+        checkpoints = array("q", islice(starts, 0, total, INDEX_STRIDE))
+        return cls(file_identity(info), decoded.encoding, total, checkpoints, fingerprint(data))
+
+    def read_lines(self, fd: int, first: int, end: int) -> list[str]:
+        """Lines ``first`` to ``end`` (exclusive) read from ``fd``, with LF endings like ``decode_text``."""
+        low = self.checkpoints[first // INDEX_STRIDE]
+        after = -(-end // INDEX_STRIDE)
+        high = self.checkpoints[after] if after < len(self.checkpoints) else self.identity[2]
+        chunks: list[bytes] = []
+        position = low
+        while position < high:
+            piece = os.pread(fd, high - position, position)
+            if not piece:
+                break
+            chunks.append(piece)
+            position += len(piece)
+        lines = b"".join(chunks).decode(self.encoding).replace("\r\n", "\n").split("\n")
+        skip = first % INDEX_STRIDE
+        return lines[skip : skip + end - first]
+
+
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A descriptor on the regular file at ``path``, opened as ``read_regular_file`` opens (never blocking
+    on a FIFO, refused before and after the open if it is not a regular file), with its ``fstat``."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegularFile(path, info.st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path, info.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
 
 
 class ReadFileParams(ToolParams):
@@ -51,6 +138,44 @@ class ReadFile(BaseTool[ReadFileParams]):
 
     kind = Kind.READ
     params_model = ReadFileParams
+    _indexes: OrderedDict[Path, LineIndex] | None = None
+
+    def _cached_index(self, path: Path) -> LineIndex | None:
+        if self._indexes is None:
+            return None
+        index = self._indexes.get(path)
+        if index is not None:
+            self._indexes.move_to_end(path)
+        return index
+
+    def _keep_index(self, path: Path, index: LineIndex | None) -> None:
+        if self._indexes is None:
+            self._indexes = OrderedDict()
+        self._indexes.pop(path, None)
+        if index is None:
+            return
+        self._indexes[path] = index
+        while len(self._indexes) > INDEX_CACHE_SIZE:
+            self._indexes.popitem(last=False)
+
+    def _page_from_index(self, path: Path, params: ReadFileParams, shown: str) -> ToolResult | None:
+        """The page read through the cached line index; None when there is none or the file changed."""
+        index = self._cached_index(path)
+        if index is None:
+            return None
+        fd, info = open_regular(path)
+        try:
+            if file_identity(info) != index.identity:
+                self._keep_index(path, None)
+                return None
+            start = params.offset or 0
+            end = min(start + (params.limit or self._limits()[0]), index.total)
+            page = index.read_lines(fd, start, end) if start < index.total else []
+        finally:
+            os.close(fd)
+        if self.context is not None:
+            self.context.file_states.record_fingerprint(path, index.digest)
+        return self._window(page, index.total, params, shown)
 
     def _qwen_ignored(self, path: Path) -> bool:
         settings = self.context.settings if self.context else None
@@ -97,6 +222,10 @@ class ReadFile(BaseTool[ReadFileParams]):
                 ToolErrorType.TARGET_IS_DIRECTORY,
             )
         try:
+            paged = self._page_from_index(path, params, shown)
+            if paged is not None:
+                return paged
+            info = os.stat(path)
             data = read_regular_file(path, MAX_FILE_BYTES)
         except NotRegularFile as error:
             return ToolResult.failure(
@@ -130,32 +259,40 @@ class ReadFile(BaseTool[ReadFileParams]):
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
         try:
-            text = decode_text(data).text
+            decoded = decode_text(data)
         except NotTextError:
             return ToolResult(
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
+        index = None
+        if size >= INDEX_MIN_BYTES and file_identity(info) == file_identity(os.stat(path)):
+            index = LineIndex.build(info, data, decoded)  # not when the file changed while it was read
+        self._keep_index(path, index)
         if self.context is not None:
-            self.context.file_states.record(path, data)
-        return self._window(text, params, shown)
-
-    def _window(self, text: str, params: ReadFileParams, shown: str) -> ToolResult:
-        lines = text.split("\n")
+            if index is not None:
+                self.context.file_states.record_fingerprint(path, index.digest)
+            else:
+                self.context.file_states.record(path, data)
+        lines = decoded.text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        total = len(lines)
-        line_limit, budget = self._limits()
+        start = params.offset or 0
+        page = lines[start : start + (params.limit or self._limits()[0])]
+        return self._window(page, len(lines), params, shown)
+
+    def _window(self, page: Sequence[str], total: int, params: ReadFileParams, shown: str) -> ToolResult:
+        """The reply for ``page``, the lines from ``params.offset`` on (at most the limit) of ``total``."""
+        _, budget = self._limits()
         start = params.offset or 0
         if start and start >= total:
             return ToolResult.failure(
                 f"offset {start} is past the end of {shown}, which has {total} lines.",
                 ToolErrorType.INVALID_TOOL_PARAMS,
             )
-        end = min(start + (params.limit or line_limit), total)
         picked: list[str] = []
         used = 0
         cut_by_budget = False
-        for line in lines[start:end]:
+        for line in page:
             if used + len(line) > budget:
                 picked.append(line[: max(0, budget - used)] + "... [truncated]")
                 cut_by_budget = True

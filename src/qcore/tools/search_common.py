@@ -14,7 +14,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -344,3 +344,78 @@ async def run_process(
         message = err.read(64 * 1024).decode("utf-8", "replace").strip()
     assert proc.returncode is not None
     return ProcessOutput(proc.returncode, stdout, message, capped)
+
+
+def _widen_pipe(fd: int) -> None:
+    """Ask for a 1 MiB pipe buffer (Linux): fewer, larger reads."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    option = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if option is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, option, 1 << 20)
+
+
+async def stream_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    signal: AbortSignal,
+    time_limit: float,
+    consume: Callable[[bytes], None],
+) -> tuple[int, str]:
+    """Run ``argv``, handing its output to ``consume`` in chunks as it comes; (exit status, stderr).
+
+    For output too large to keep: nothing is collected here, so memory is what ``consume`` keeps. The pipe
+    is read in a worker thread with large reads (and, on Linux, a 1 MiB pipe buffer), so rg's many small
+    writes do not each wake the event loop. The process is killed on abort, on timeout, or when
+    ``consume`` raises.
+    """
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as err:
+        try:
+            _widen_pipe(write_end)
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end, stderr=err
+            )
+        except OSError as error:
+            raise SearchFailed(f"could not start {argv[0]}: {error.strerror or error}") from None
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+
+        def kill(_reason: str = "") -> None:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+
+        def pump() -> None:
+            while chunk := os.read(read_end, 1 << 20):
+                consume(chunk)
+
+        remove = signal.on_abort(kill)
+        reader = asyncio.ensure_future(asyncio.to_thread(pump))
+        try:
+            async with asyncio.timeout(time_limit):
+                await asyncio.shield(reader)
+                await proc.wait()
+        except TimeoutError:
+            raise SearchFailed(f"{Path(argv[0]).name} did not finish within {time_limit:g} s") from None
+        finally:
+            remove()
+            if proc.returncode is None:
+                kill()
+                await proc.wait()
+            with contextlib.suppress(Exception):
+                await reader  # the writer is gone, so the reader sees the end and returns
+            os.close(read_end)
+        if signal.aborted:
+            raise SearchCancelled(signal.reason or "cancelled")
+        err.seek(0)
+        message = err.read(64 * 1024).decode("utf-8", "replace").strip()
+    assert proc.returncode is not None
+    return proc.returncode, message

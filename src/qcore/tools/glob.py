@@ -6,7 +6,9 @@ starts in ``src/app``) and stops at the pattern's depth when it has no ``**``; i
 entered and links are not followed. ``rg --files`` lists when it is installed (the same ignore handling
 grep_search relies on, and several times faster than walking in Python); otherwise a Python walk checks
 the ignore rules, only for files whose path already matched. The pattern is always matched here, never
-handed to rg as ``--glob``: a ``--glob`` match would override the ignore files.
+handed to rg as ``--glob``: a ``--glob`` match would override the ignore files. A plain last segment
+(``*.py``) is handed to rg as a file type instead, which narrows the listing without touching the ignore
+handling, so rg does not print (and we do not match) every other file of a large tree.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -55,6 +58,17 @@ class GlobParams(ToolParams):
         None,
         description="Folder to search (absolute, or relative to the workspace root). Default: the root.",
     )
+
+
+def _name_filter(pattern: str) -> list[str]:
+    """rg arguments that list only files whose name could match the pattern's last segment, as a file type
+    (types never override ignore files, unlike ``--glob``); letters in both cases, since matching ignores
+    case. Empty when the last segment is not a plain name glob."""
+    last = pattern.rsplit("/", 1)[-1]
+    if last in ("", "*", "**") or not re.fullmatch(r"[A-Za-z0-9_.*?-]+", last) or ":" in last:
+        return []
+    either = "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in last)
+    return ["--type-add", f"qcoreglob:{either}", "--type", "qcoreglob"]
 
 
 def sort_by_recency(
@@ -138,13 +152,20 @@ class Glob(BaseTool[GlobParams]):
         return f"'{params.pattern}'{where}"
 
     async def _ripgrep_files(
-        self, rg: str, start: Path, depth: int | None, root: Path, rules: IgnoreRules, signal: AbortSignal
+        self,
+        rg: str,
+        start: Path,
+        depth: int | None,
+        root: Path,
+        rules: IgnoreRules,
+        signal: AbortSignal,
+        names: Sequence[str] = (),
     ) -> list[str]:
         """Absolute paths of the files below ``start`` that rg does not ignore (it runs in ``root`` so that
         .qwenignore is anchored there). Plain strings: making 20,000 Path objects costs more than rg.
         """
         relative = start.relative_to(root).as_posix() if start != root else "./"
-        argv = [rg, *ripgrep_ignore_args(rules, root), "--files", "--null", *RG_SKIP_GIT]
+        argv = [rg, *ripgrep_ignore_args(rules, root), "--files", "--null", *RG_SKIP_GIT, *names]
         if depth is not None:
             argv += ["--max-depth", str(depth)]
         done = await run_process(
@@ -191,7 +212,7 @@ class Glob(BaseTool[GlobParams]):
         if rg is None:
             walked = await asyncio.to_thread(self._walk_files, start, depth, regex, folder, rules, signal)
             return await asyncio.to_thread(_stat_all, walked)
-        listed = await self._ripgrep_files(rg, start, depth, root, rules, signal)
+        listed = await self._ripgrep_files(rg, start, depth, root, rules, signal, _name_filter(pattern))
         cut = len(str(folder).rstrip("/")) + 1
         return await asyncio.to_thread(_stat_all, [p for p in listed if regex.fullmatch(p, cut)])
 

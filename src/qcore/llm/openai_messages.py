@@ -1,7 +1,16 @@
-"""Our conversation in chat-completions wire form."""
+"""Our conversation in chat-completions wire form.
+
+``to_openai_messages`` gives the history as dicts. ``WireMessages`` gives it as the JSON text of the
+``messages`` array, built from each message's JSON made once: a long session sends the same history again
+with every request, and serialising it anew each time made a request's cost grow with the session.
+Messages are frozen, so a message's JSON is kept for as long as the message object is in the history it is
+given (keyed by identity; a message replaced by a new object, such as a rebuilt system prompt, is encoded
+afresh). The content of a message must not be changed in place once it has been sent.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,55 +29,105 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
     def flush_media() -> None:
         if pending_media:
-            wire.append({"role": "user", "content": list(pending_media)})
+            wire.append(_media_message(list(pending_media)))
             pending_media.clear()
 
     for message in messages:
         if message.role != "tool":
             flush_media()
-        if message.role == "tool":
-            media = _media(message.content)
-            text = _text(message.content)
-            if media:
-                label = f"Attachments from the result of tool call {message.tool_call_id}:"
-                pending_media.append({"type": "text", "text": label})
-                pending_media.extend(_media_part(part) for part in media)
-                if not text:
-                    text = "(The result is attached in the next user message.)"
-            wire.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": text})
-        elif message.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": _text(message.content) or None}
-            if message.tool_calls:
-                entry["tool_calls"] = [
-                    {
-                        "id": call.call_id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments or "{}"},
-                    }
-                    for call in message.tool_calls
-                ]
-            elif entry["content"] is None:
-                entry["content"] = ""
-            if message.name:
-                entry["name"] = message.name
-            wire.append(entry)
-        elif message.role == "user":
-            content: str | list[dict[str, Any]]
-            if isinstance(message.content, str) or message.content is None:
-                content = message.content or ""
-            else:
-                content = [_content_part(part) for part in message.content]
-            entry = {"role": "user", "content": content}
-            if message.name:
-                entry["name"] = message.name
-            wire.append(entry)
-        else:
-            entry = {"role": message.role, "content": _text(message.content)}
-            if message.name:
-                entry["name"] = message.name
-            wire.append(entry)
+        entry, media = _convert(message)
+        wire.append(entry)
+        pending_media.extend(media)
     flush_media()
     return wire
+
+
+def dumps(value: Any) -> str:
+    """JSON as the openai SDK writes a request body: compact, UTF-8 characters kept, no NaN."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class WireMessages:
+    """The ``messages`` array as JSON text, each message serialised once while it stays in the history."""
+
+    def __init__(self) -> None:
+        self._fragments: dict[int, tuple[ChatMessage, str, tuple[str, ...]]] = {}
+        """By ``id(message)``: the message (held, so the id stays its own), its JSON, and the JSON of the
+        media parts it moves to the next user message."""
+
+    def __len__(self) -> int:
+        return len(self._fragments)
+
+    def encode(self, messages: Sequence[ChatMessage]) -> str:
+        """The JSON of ``to_openai_messages(messages)``; forgets messages no longer in ``messages``."""
+        previous = self._fragments
+        current: dict[int, tuple[ChatMessage, str, tuple[str, ...]]] = {}
+        out: list[str] = []
+        pending_media: list[str] = []
+        for message in messages:
+            key = id(message)
+            cached = previous.get(key) or current.get(key)
+            if cached is None or cached[0] is not message:
+                entry, media = _convert(message)
+                cached = (message, dumps(entry), tuple(dumps(part) for part in media))
+            current[key] = cached
+            if message.role != "tool" and pending_media:
+                out.append(_media_message_json(pending_media))
+                pending_media.clear()
+            out.append(cached[1])
+            pending_media.extend(cached[2])
+        if pending_media:
+            out.append(_media_message_json(pending_media))
+        self._fragments = current
+        return "[" + ",".join(out) + "]"
+
+
+def _media_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "user", "content": parts}
+
+
+def _media_message_json(parts: list[str]) -> str:
+    return '{"role":"user","content":[' + ",".join(parts) + "]}"
+
+
+def _convert(message: ChatMessage) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One message's wire entry, and the media parts (with their label) it moves to a later user message."""
+    if message.role == "tool":
+        media = _media(message.content)
+        text = _text(message.content)
+        moved: list[dict[str, Any]] = []
+        if media:
+            label = f"Attachments from the result of tool call {message.tool_call_id}:"
+            moved.append({"type": "text", "text": label})
+            moved.extend(_media_part(part) for part in media)
+            if not text:
+                text = "(The result is attached in the next user message.)"
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": text}, moved
+    if message.role == "assistant":
+        entry: dict[str, Any] = {"role": "assistant", "content": _text(message.content) or None}
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                }
+                for call in message.tool_calls
+            ]
+        elif entry["content"] is None:
+            entry["content"] = ""
+    elif message.role == "user":
+        content: str | list[dict[str, Any]]
+        if isinstance(message.content, str) or message.content is None:
+            content = message.content or ""
+        else:
+            content = [_content_part(part) for part in message.content]
+        entry = {"role": "user", "content": content}
+    else:
+        entry = {"role": message.role, "content": _text(message.content)}
+    if message.name:
+        entry["name"] = message.name
+    return entry, []
 
 
 def _text(content: str | Sequence[Part] | None) -> str:

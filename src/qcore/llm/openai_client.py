@@ -173,7 +173,8 @@ class OpenAIClient:
             fields.update(self._extra_body)  # as the SDK merges ``extra_body``: it wins
         if "messages" in fields:
             return dumps(fields).encode()
-        return (dumps(fields)[:-1] + ',"messages":' + self._wire.encode(messages) + "}").encode()
+        head = dumps(fields).encode()
+        return b"".join((head[:-1], b',"messages":', self._wire.encode(messages), b"}"))
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

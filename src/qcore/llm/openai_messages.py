@@ -48,46 +48,65 @@ def dumps(value: Any) -> str:
 
 
 class WireMessages:
-    """The ``messages`` array as JSON text, each message serialised once while it stays in the history."""
+    """The ``messages`` array as UTF-8 JSON, each message serialised once while it stays in the history.
+
+    A history that only grew since the last call (the usual case: a turn appends to it) starts from the
+    JSON of that call's messages, so only the new messages are visited.
+    """
 
     def __init__(self) -> None:
-        self._fragments: dict[int, tuple[ChatMessage, str, tuple[str, ...]]] = {}
+        self._fragments: dict[int, tuple[ChatMessage, bytes, tuple[bytes, ...]]] = {}
         """By ``id(message)``: the message (held, so the id stays its own), its JSON, and the JSON of the
         media parts it moves to the next user message."""
+        self._last: list[ChatMessage] = []
+        """The messages of the last call, when no media was waiting at their end; else empty."""
+        self._last_json = b""
+        """Their entries, comma-separated, without the brackets."""
 
     def __len__(self) -> int:
         return len(self._fragments)
 
-    def encode(self, messages: Sequence[ChatMessage]) -> str:
-        """The JSON of ``to_openai_messages(messages)``; forgets messages no longer in ``messages``."""
-        previous = self._fragments
-        current: dict[int, tuple[ChatMessage, str, tuple[str, ...]]] = {}
-        out: list[str] = []
-        pending_media: list[str] = []
-        for message in messages:
-            key = id(message)
-            cached = previous.get(key) or current.get(key)
+    def encode(self, messages: Sequence[ChatMessage]) -> bytes:
+        """``to_openai_messages(messages)`` as JSON."""
+        fragments = self._fragments
+        out: list[bytes] = []
+        known = len(self._last)
+        start = 0
+        # A C-level list comparison: identical objects compare equal without looking inside them.
+        if known and len(messages) >= known and list(messages[:known]) == self._last:
+            out.append(self._last_json)
+            start = known
+        pending_media: list[bytes] = []
+        for message in messages[start:]:
+            cached = fragments.get(id(message))
             if cached is None or cached[0] is not message:
                 entry, media = _convert(message)
-                cached = (message, dumps(entry), tuple(dumps(part) for part in media))
-            current[key] = cached
-            if message.role != "tool" and pending_media:
+                cached = (message, dumps(entry).encode(), tuple(dumps(part).encode() for part in media))
+                fragments[id(message)] = cached
+            if pending_media and message.role != "tool":
                 out.append(_media_message_json(pending_media))
                 pending_media.clear()
             out.append(cached[1])
-            pending_media.extend(cached[2])
+            if cached[2]:
+                pending_media.extend(cached[2])
         if pending_media:
             out.append(_media_message_json(pending_media))
-        self._fragments = current
-        return "[" + ",".join(out) + "]"
+            self._last, self._last_json = [], b""
+        else:
+            self._last = list(messages)
+            self._last_json = b",".join(out)
+        if start == 0 and len(fragments) > 2 * len(messages) + 64:
+            self._fragments = {id(message): fragments[id(message)] for message in messages}
+        # join, not +: concatenating large bytes costs twenty times as much here
+        return b"".join((b"[", self._last_json if self._last else b",".join(out), b"]"))
 
 
 def _media_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": parts}
 
 
-def _media_message_json(parts: list[str]) -> str:
-    return '{"role":"user","content":[' + ",".join(parts) + "]}"
+def _media_message_json(parts: list[bytes]) -> bytes:
+    return b"".join((b'{"role":"user","content":[', b",".join(parts), b"]}"))
 
 
 def _convert(message: ChatMessage) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
     diffs,
+    growth_session,
     headless,
     mcp_startup,
     permissions,
@@ -35,6 +36,7 @@ def main() -> None:
         *prompt.rows(),
         *startup.rows(),
         *headless.rows(),
+        *growth_session.rows(),
         *scheduler_overhead.rows(),
         *permissions.rows(),
         *sandbox.rows(),

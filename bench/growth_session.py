@@ -1,4 +1,4 @@
-"""The client's cost per request as a session grows: turn 10 against turns 100 and 1,000.
+"""The client's cost per request as a session grows: turn 10 against turns 100, 400 and 1,000.
 
 Each turn adds what a working session adds: a user message, an assistant message with a tool call and a
 tool result of a few hundred characters. Requests go through the real ``OpenAIClient`` (and the openai SDK)
@@ -92,13 +92,14 @@ async def request_costs(sizes: Sequence[int], samples: int = 5) -> dict[int, lis
 
 async def _request_warm(client: OpenAIClient, server: ScriptedOpenAIServer) -> None:
     """Import the SDK and open the connection pool before anything is timed."""
-    for _ in range(3):
+    history = session(10)
+    for _ in range(10):
         server.script.append(Reply(text="ok"))
-        await _request(client, session(2))
+        await _request(client, history)
 
 
 def rows(samples: int = 7) -> list[Row]:
-    sizes = (10, 100, 1000)
+    sizes = (10, 100, 400, 1000)
     costs = asyncio.run(request_costs(sizes, samples))
     base = statistics.median(costs[10])
     return [

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import (
     diffs,
     growth_read,
+    growth_session,
     headless,
     mcp_startup,
     permissions,
@@ -36,6 +37,7 @@ def main() -> None:
         *prompt.rows(),
         *startup.rows(),
         *headless.rows(),
+        *growth_session.rows(),
         *scheduler_overhead.rows(),
         *permissions.rows(),
         *sandbox.rows(),

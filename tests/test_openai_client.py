@@ -15,7 +15,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.llm.openai_client import OpenAIClient
-from qcore.llm.openai_messages import to_openai_messages
+from qcore.llm.openai_messages import WireMessages, to_openai_messages
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -660,3 +660,84 @@ def test_importing_the_client_does_not_import_openai() -> None:
     code = "import sys, qcore.llm.openai_client; assert 'openai' not in sys.modules, 'openai imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+# -- the request body --------------------------------------------------------------------------------
+
+
+def _long_history() -> list[ChatMessage]:
+    return [
+        ChatMessage("system", "You are a coding assistant. Ünïcode stays as it is: 日本語."),
+        ChatMessage("user", [TextPart("What is in this picture?"), InlineDataPart("image/jpeg", "/9j/4A==")]),
+        ChatMessage(
+            "assistant",
+            "Let me look.",
+            tool_calls=(
+                ToolCallRequest("call_1", "read_file", '{"path": "shot.png"}'),
+                ToolCallRequest("call_2", "list_directory", ""),
+            ),
+        ),
+        ChatMessage(
+            "tool", [TextPart("Read image shot.png."), InlineDataPart("image/png", "iVBORw0KGgo=")], "call_1"
+        ),
+        ChatMessage("tool", "a.py\nb.py", tool_call_id="call_2", name="list_directory"),
+        ChatMessage(
+            "user", [TextPart("And this?"), InlineDataPart("application/pdf", "JVBERi0=", "spec.pdf")]
+        ),
+        ChatMessage(
+            "assistant", None, tool_calls=(ToolCallRequest("call_3", "run", '{"cmd": "ls \\"x\\""}'),)
+        ),
+        ChatMessage(
+            "tool", "line\twith\ttabs\n" * 20 + "\x00 control \u2028 separators", tool_call_id="call_3"
+        ),
+        ChatMessage("assistant", "Done.", name="helper"),
+        ChatMessage("user", "Thanks."),
+    ]
+
+
+async def test_the_body_is_the_one_the_sdk_itself_would_send(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    import openai
+
+    history = _long_history()
+    extra = {"top_k": 20, "chat_template_kwargs": {"enable_thinking": False}}
+    openai_server.script.extend([Reply(text="ok"), Reply(text="ok"), Reply(text="ok")])
+    client = make_client(extra_body=extra)
+    await collect(client, history, TOOLS)
+    await collect(client, history, TOOLS)  # the second time from the kept JSON
+
+    sdk = openai.AsyncOpenAI(api_key="sk-test", base_url=openai_server.base_url, max_retries=0)
+    try:
+        stream = await sdk.chat.completions.create(
+            model="test-model",
+            messages=to_openai_messages(history),  # type: ignore[arg-type]
+            stream=True,
+            stream_options={"include_usage": True},
+            tools=TOOLS,  # type: ignore[arg-type]
+            extra_body=extra,
+        )
+        async for _ in stream:
+            pass
+    finally:
+        await sdk.close()
+
+    ours, again, theirs = openai_server.chat_requests
+    assert ours.body == theirs.body
+    assert again.body == theirs.body
+    assert ours.headers["content-type"] == theirs.headers["content-type"] == "application/json"
+    assert ours.headers["authorization"] == theirs.headers["authorization"]
+
+
+def test_kept_message_json_follows_every_change_to_the_history() -> None:
+    wire = WireMessages()
+    history = _long_history()
+    steps: list[list[ChatMessage]] = [history[:1], history[:4], history[:5], history]
+    grown = [*history, ChatMessage("user", "More.")]
+    steps.append(grown)
+    steps.append([ChatMessage("system", "A rebuilt system prompt."), *grown[1:]])
+    steps.append(grown[:1])  # cleared
+    steps.append([*grown[:3], grown[3], ChatMessage("tool", "late", tool_call_id="call_2")])
+    for messages in steps:
+        assert json.loads(wire.encode(messages)) == to_openai_messages(messages)
+        assert json.loads(wire.encode(messages)) == to_openai_messages(messages)

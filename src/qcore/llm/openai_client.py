@@ -20,11 +20,11 @@ import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.llm.openai_errors import Transient, protocol_error, translate_error, unfinished_stream
-from qcore.llm.openai_messages import to_openai_messages
+from qcore.llm.openai_messages import WireMessages, dumps
 from qcore.llm.openai_stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS, StreamAssembly
 from qcore.llm.types import (
     ChatMessage,
@@ -38,11 +38,7 @@ from qcore.llm.types import (
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
-    from openai.types.chat import (
-        ChatCompletionChunk,
-        ChatCompletionMessageParam,
-        ChatCompletionToolUnionParam,
-    )
+    from openai.types.chat import ChatCompletionChunk
 
 _T = TypeVar("_T")
 
@@ -84,6 +80,8 @@ class OpenAIClient:
         self._max_tool_call_chars = max_tool_call_chars
         self._client: AsyncOpenAI | None = None
         self._call_ids = itertools.count(1)
+        self._wire = WireMessages()
+        """Each message's JSON, made when it is first sent and reused by every later request."""
 
     @property
     def base_url(self) -> str:
@@ -118,7 +116,7 @@ class OpenAIClient:
     ) -> AsyncIterator[StreamItem]:
         if signal.aborted:
             raise _cancelled(signal)
-        wire_messages = to_openai_messages(messages)
+        body = self._body(messages, tools)
         loop = asyncio.get_running_loop()
         aborted: asyncio.Future[str] = loop.create_future()
 
@@ -133,7 +131,7 @@ class OpenAIClient:
                 attempt += 1
                 sent_text = False
                 try:
-                    async with aclosing(self._attempt(wire_messages, tools, aborted, signal)) as items:
+                    async with aclosing(self._attempt(body, aborted, signal)) as items:
                         async for item in items:
                             sent_text = sent_text or isinstance(item, TextDelta | ReasoningDelta)
                             yield item
@@ -161,6 +159,23 @@ class OpenAIClient:
             if not aborted.done():
                 aborted.cancel()
 
+    def _body(self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]) -> bytes:
+        """The request body as the SDK's ``chat.completions.create`` would send it, with the messages from
+        their kept JSON: the SDK walks every value of a body it is given as data, each request."""
+        fields: dict[str, Any] = {
+            "model": self.model,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            fields["tools"] = list(tools)
+        if self._extra_body:
+            fields.update(self._extra_body)  # as the SDK merges ``extra_body``: it wins
+        if "messages" in fields:
+            return dumps(fields).encode()
+        head = dumps(fields).encode()
+        return b"".join((head[:-1], b',"messages":', self._wire.encode(messages), b"}"))
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return max(0.0, min(retry_after, self._backoff_max * 4))
@@ -169,22 +184,23 @@ class OpenAIClient:
 
     async def _attempt(
         self,
-        wire_messages: list[dict[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
+        body: bytes,
         aborted: asyncio.Future[str],
         signal: AbortSignal,
     ) -> AsyncGenerator[StreamItem, None]:
         """One request: yields text as it comes and the response last; raises ``Transient`` to retry."""
-        import openai
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         client = self._sdk()
-        request = client.chat.completions.create(
-            model=self.model,
-            messages=cast("list[ChatCompletionMessageParam]", wire_messages),
+        # What ``chat.completions.create(stream=True)`` does, with the body already made.
+        request = client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            content=body,
+            options={"security": {"bearer_auth": True}},
             stream=True,
-            stream_options={"include_usage": True},
-            tools=cast("list[ChatCompletionToolUnionParam]", list(tools)) if tools else openai.omit,
-            extra_body=self._extra_body,
+            stream_cls=AsyncStream[ChatCompletionChunk],
         )
         try:
             chunks = await _race(request, aborted)

@@ -513,10 +513,19 @@ def diff_stat(old: str, proposed: str, final: str | None = None) -> DiffStat:
 
 
 def file_diff(
-    path_label: str, old: str | None, new: str, from_label: str = "Current", to_label: str = "Proposed"
+    path_label: str,
+    old: str | None,
+    new: str,
+    from_label: str = "Current",
+    to_label: str = "Proposed",
+    *,
+    diff: StructuredDiff | None = None,
 ) -> FileDiff:
+    """The change as a tool result shows it; ``diff``: the structured diff of ``old`` and ``new`` if the
+    caller has it already (a diff shown for approval), so it is not computed again."""
     base = path_label.rsplit("/", 1)[-1]
-    diff = structured_diff(old, new)
+    if diff is None:
+        diff = structured_diff(old, new)
     return FileDiff(
         file_diff=diff.unified(path_label, from_label, to_label),
         file_name=base,

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
     diffs,
+    growth_edit,
     headless,
     mcp_startup,
     permissions,
@@ -41,6 +42,7 @@ def main() -> None:
         *search.rows(),
         *mcp_startup.rows(),
         *diffs.rows(),
+        *growth_edit.rows(),
         *tui_launch.rows(),
         *tui_diff.rows(),
         *tui_stream.rows(),

@@ -124,12 +124,19 @@ class _Shown:
     proposal: Proposal
     diff: StructuredDiff
 
-    def still_current(self, now: Existing | ToolResult | None) -> bool:
-        """Whether the file as read now is byte for byte the one the proposal was made from."""
+    def still_current(self) -> bool:
+        """Whether the file on disk now is byte for byte the one the proposal was made from (read as
+        bytes only: any doubt, such as an error, says no and the caller starts afresh)."""
         before = self.proposal.original
-        if before is None or now is None:
-            return before is None and now is None
-        return isinstance(now, Existing) and now.data == before.data
+        try:
+            if self.proposal.path.is_dir():
+                return False
+            now = read_regular_file(self.proposal.path, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            return before is None
+        except OSError:
+            return False
+        return before is not None and now == before.data
 
 
 class FileChangeTool(BaseTool[P]):
@@ -199,7 +206,7 @@ class FileChangeTool(BaseTool[P]):
             shown = None  # another call's entry under a reused id
         proposal: Proposal | ToolResult
         diff: StructuredDiff | None = None
-        if shown is not None and shown.still_current(load_existing(shown.proposal.path)):
+        if shown is not None and shown.still_current():
             proposal, diff = shown.proposal, shown.diff
             if failure := self._changed_since_read(proposal):
                 return failure

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
     diffs,
+    growth_edit,
     growth_read,
     growth_session,
     headless,
@@ -45,6 +46,7 @@ def main() -> None:
         *growth_read.rows(),
         *mcp_startup.rows(),
         *diffs.rows(),
+        *growth_edit.rows(),
         *tui_launch.rows(),
         *tui_diff.rows(),
         *tui_stream.rows(),

@@ -474,11 +474,63 @@ def _hunks(changes: list[_Change], old_size: int, context: int) -> tuple[Hunk, .
     return tuple(hunks)
 
 
+_CHUNK = 1 << 16
+"""Characters compared at a time when looking for the text two versions share at their start and end."""
+
+
+def _common_head(a: str, b: str, limit: int) -> int:
+    """How many characters ``a`` and ``b`` share from their start, at most ``limit`` (compared in chunks,
+    in C; a failing chunk is halved until the first difference is found)."""
+    at, step = 0, _CHUNK
+    while at < limit:
+        size = min(step, limit - at)
+        if a[at : at + size] == b[at : at + size]:
+            at += size
+        elif size == 1:
+            break
+        else:
+            step = size // 2
+    return at
+
+
+def _common_tail(a: str, b: str, limit: int) -> int:
+    """How many characters ``a`` and ``b`` share at their end, at most ``limit``."""
+    shared, step = 0, _CHUNK
+    while shared < limit:
+        size = min(step, limit - shared)
+        if a[len(a) - shared - size : len(a) - shared] == b[len(b) - shared - size : len(b) - shared]:
+            shared += size
+        elif size == 1:
+            break
+        else:
+            step = size // 2
+    return shared
+
+
+def _split_both(old: str, new: str) -> tuple[list[str], bool, list[str], bool]:
+    """``split_lines`` of both texts, splitting only the lines of ``new`` that are not whole lines of the
+    text the two share at their start and end: those are taken from ``old``'s list (the same objects), so
+    an edit in a big file costs one split, not two, and one set of line strings."""
+    old_lines, old_final = split_lines(old)
+    if not old or not new:
+        return old_lines, old_final, *split_lines(new)
+    cut = old.rfind("\n", 0, _common_head(old, new, min(len(old), len(new)))) + 1
+    shared = _common_tail(old, new, min(len(old), len(new)) - cut)
+    # The first line start in the shared end that follows a newline also shared (0: none).
+    tail_at = old.find("\n", len(old) - shared) + 1 if shared else 0
+    head = old.count("\n", 0, cut)
+    if not tail_at or tail_at == len(old):
+        middle, new_final = split_lines(new[cut:])
+        return old_lines, old_final, [*old_lines[:head], *middle], new_final
+    first_tail = old.count("\n", 0, tail_at)
+    middle = new[cut : len(new) - (len(old) - tail_at)].split("\n")[:-1]
+    return old_lines, old_final, [*old_lines[:head], *middle, *old_lines[first_tail:]], old_final
+
+
 def structured_diff(old: str | None, new: str, context: int = CONTEXT_LINES) -> StructuredDiff:
     """The diff turning ``old`` (None: a new file) into ``new``, with ``context`` equal lines around
     changes."""
-    old_lines, old_final = split_lines(old or "")
-    new_lines, new_final = split_lines(new)
+    old_lines, old_final, new_lines, new_final = _split_both(old or "", new)
     changes = _changes(_keys(old_lines, old_final), _keys(new_lines, new_final))
     return StructuredDiff(
         old_lines,
@@ -513,10 +565,19 @@ def diff_stat(old: str, proposed: str, final: str | None = None) -> DiffStat:
 
 
 def file_diff(
-    path_label: str, old: str | None, new: str, from_label: str = "Current", to_label: str = "Proposed"
+    path_label: str,
+    old: str | None,
+    new: str,
+    from_label: str = "Current",
+    to_label: str = "Proposed",
+    *,
+    diff: StructuredDiff | None = None,
 ) -> FileDiff:
+    """The change as a tool result shows it; ``diff``: the structured diff of ``old`` and ``new`` if the
+    caller has it already (a diff shown for approval), so it is not computed again."""
     base = path_label.rsplit("/", 1)[-1]
-    diff = structured_diff(old, new)
+    if diff is None:
+        diff = structured_diff(old, new)
     return FileDiff(
         file_diff=diff.unified(path_label, from_label, to_label),
         file_name=base,

@@ -157,7 +157,9 @@ def decode_text(data: bytes) -> TextFile:
         text = body.decode(encoding)
     crlf = text.count("\r\n")
     newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
-    return TextFile(text=text.replace("\r\n", "\n"), encoding=encoding, bom=bom, newline=newline)
+    return TextFile(
+        text=text.replace("\r\n", "\n") if crlf else text, encoding=encoding, bom=bom, newline=newline
+    )
 
 
 CONFIG_MAX_BYTES = 8 << 20

@@ -14,8 +14,6 @@ file's own bytes (not the model's spelling) are what get replaced.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 _LOOKALIKES = str.maketrans(
@@ -54,60 +52,83 @@ def _find_all(haystack: str, needle: str) -> list[Span]:
     return spans
 
 
-def _line_spans(content: str, old: str, same: Callable[[str, str], bool]) -> list[Span]:
-    """Spans of whole runs of lines that equal ``old``'s lines under ``same``."""
-    wanted = old.split("\n")
-    if wanted and wanted[-1] == "":
+def _line_spans(content: str, old: str) -> list[Span]:
+    """Spans of whole runs of lines that equal ``old``'s lines once trailing whitespace is ignored.
+
+    Linear in the file: the lines are stripped in one pass, only lines equal to ``old``'s first line are
+    candidates, and a candidate's offset is found by counting forward from the previous one."""
+    wanted = [line.rstrip() for line in old.split("\n")]
+    if not old or old.endswith("\n"):
         wanted.pop()  # a final newline in old_string: match the lines, keep the newline outside the span
     if not wanted:
         return []
-    starts = [0, *(m.end() for m in re.finditer("\n", content))]
     lines = content.split("\n")
+    stripped = list(map(str.rstrip, lines))
+    first, size = wanted[0], len(wanted)
     spans: list[Span] = []
+    offset, line_at = 0, 0  # offset in content of the start of line ``line_at``
     index = 0
-    while index + len(wanted) <= len(lines):
-        last = index + len(wanted) - 1
-        end = starts[last] + len(lines[last])
-        newline_ok = not old.endswith("\n") or end < len(content)
-        if newline_ok and all(same(lines[index + k], wanted[k]) for k in range(len(wanted))):
-            spans.append((starts[index], end + 1 if old.endswith("\n") else end))
-            index += len(wanted)
-        else:
+    while True:
+        try:
+            index = stripped.index(first, index, len(lines) - size + 1)
+        except ValueError:
+            return spans
+        last = index + size - 1
+        if stripped[index : last + 1] != wanted or (old.endswith("\n") and last == len(lines) - 1):
             index += 1
-    return spans
+            continue
+        offset += sum(map(len, lines[line_at:index])) + index - line_at
+        end = offset + sum(map(len, lines[index:last])) + last - index + len(lines[last])
+        spans.append((offset, end + 1 if old.endswith("\n") else end))
+        line_at, index = index, index + size
 
 
-def _rungs(content: str, old: str) -> list[tuple[str, list[Span]]]:
-    mapped_content = normalise_lookalikes(content)
-    mapped_old = normalise_lookalikes(old)
-    return [
-        ("exact", _find_all(content, old)),
-        ("lookalikes", _find_all(mapped_content, mapped_old)),
-        ("trailing-whitespace", _line_spans(content, old, lambda a, b: a.rstrip() == b.rstrip())),
-        (
-            "lookalikes+trailing-whitespace",
-            _line_spans(mapped_content, mapped_old, lambda a, b: a.rstrip() == b.rstrip()),
-        ),
-    ]
+class _Ladder:
+    """The rungs for one file, each built only when the ones before it found nothing, and at most once
+    (the look-alike translation of the file is shared by rungs 2 and 3 and by the retry of rung 4)."""
 
+    def __init__(self, content: str) -> None:
+        self.content = content
+        self._mapped: str | None = None
 
-def _first(content: str, old: str) -> tuple[str, list[Span]] | None:
-    for rung, spans in _rungs(content, old):
+    @property
+    def mapped(self) -> str:
+        if self._mapped is None:
+            self._mapped = normalise_lookalikes(self.content)
+        return self._mapped
+
+    def first(self, old: str) -> tuple[str, list[Span]] | None:
+        spans = _find_all(self.content, old)
         if spans:
-            return rung, spans
-    return None
+            return "exact", spans
+        mapped_old = normalise_lookalikes(old)
+        if mapped_old != old or self.mapped != self.content:
+            spans = _find_all(self.mapped, mapped_old)
+            if spans:
+                return "lookalikes", spans
+        spans = _line_spans(self.content, old)
+        if spans:
+            return "trailing-whitespace", spans
+        if mapped_old != old or self.mapped != self.content:
+            spans = _line_spans(self.mapped, mapped_old)
+            if spans:
+                return "lookalikes+trailing-whitespace", spans
+        return None
 
 
 def find_matches(content: str, old: str) -> Match | None:
-    """Where ``old`` occurs in ``content`` (LF text), by the first rung that finds it; None when nowhere."""
+    """Where ``old`` occurs in ``content`` (LF text), by the first rung that finds it; None when nowhere.
+
+    Each rung is linear in the file; the exact one, which almost every edit stops at, is a plain search."""
     if not old:
         return None
-    found = _first(content, old)
+    ladder = _Ladder(content)
+    found = ladder.first(old)
     if found:
         return Match(tuple(found[1]), found[0])
     if old.endswith("\n"):
         trimmed = old[:-1]
-        found = _first(content, trimmed)
+        found = ladder.first(trimmed)
         if found:
             return Match(tuple(found[1]), f"{found[0]}, without trailing blank line", True)
     return None

@@ -1,7 +1,9 @@
 """What ``write_file`` and ``edit`` share: propose new content, show it as a diff, write it atomically.
 
 A tool computes a ``Proposal`` (or a failed ``ToolResult``) from its params; the question and the write both
-start from that one computation, re-read from disk each time. Two checks keep a write from landing on a
+start from that one computation, re-read from disk each time. When the bytes read for the write are the
+ones the question was asked about, the write reuses the question's proposal and diff instead of matching
+and diffing again (for a big file those are most of the cost). Two checks keep a write from landing on a
 file that moved underneath it: the file must be as the model last read it, and as it was when the diff
 was shown. Either failing refuses the write and says what to do.
 
@@ -20,8 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from qcore.abort import AbortSignal
-from qcore.diffs import file_diff, structured_diff
-from qcore.file_state import fingerprint
+from qcore.diffs import StructuredDiff, file_diff, structured_diff
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
@@ -115,6 +116,29 @@ _WRITE_ERRORS = {
 P = TypeVar("P", bound=ToolParams)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What a question showed: for these params, this proposal (its file as read then) and its diff."""
+
+    params: ToolParams
+    proposal: Proposal
+    diff: StructuredDiff
+
+    def still_current(self) -> bool:
+        """Whether the file on disk now is byte for byte the one the proposal was made from (read as
+        bytes only: any doubt, such as an error, says no and the caller starts afresh)."""
+        before = self.proposal.original
+        try:
+            if self.proposal.path.is_dir():
+                return False
+            now = read_regular_file(self.proposal.path, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            return before is None
+        except OSError:
+            return False
+        return before is not None and now == before.data
+
+
 class FileChangeTool(BaseTool[P]):
     kind = Kind.EDIT
     is_output_markdown = False
@@ -122,8 +146,8 @@ class FileChangeTool(BaseTool[P]):
 
     def __init__(self, context: ToolContext | None = None) -> None:
         super().__init__(context)
-        self._shown: dict[int, str | None] = {}
-        """Per call (the params object): fingerprint of the file when its diff was shown; None if absent."""
+        self._shown: dict[int, _Shown] = {}
+        """Per call (the params object): the proposal and diff last shown for it."""
 
     def propose(self, params: P) -> Proposal | ToolResult:
         raise NotImplementedError
@@ -160,7 +184,8 @@ class FileChangeTool(BaseTool[P]):
         proposal = self._prepare(params)
         if isinstance(proposal, ToolResult):
             return None  # nothing to ask: execute reports the failure
-        self._shown[id(params)] = fingerprint(proposal.original.data) if proposal.original else None
+        diff = structured_diff(proposal.old_text, proposal.new_text)
+        self._shown[id(params)] = _Shown(params, proposal, diff)
         shown = self.workspace.relative(proposal.path)
         return EditConfirmation(
             title=f"{self.confirm_title}: {shown}",
@@ -168,7 +193,7 @@ class FileChangeTool(BaseTool[P]):
             file_path=str(proposal.path),
             original_content=proposal.old_text,
             new_content=proposal.new_text,
-            structured=structured_diff(proposal.old_text, proposal.new_text),
+            structured=diff,
             diff_label=shown,
             protection=self.protection(proposal.path),
         )
@@ -176,18 +201,25 @@ class FileChangeTool(BaseTool[P]):
     async def execute(
         self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
-        missing = object()
-        shown = self._shown.pop(id(params), missing)
-        proposal = self._prepare(params)
-        if isinstance(proposal, ToolResult):
-            return proposal
-        now = fingerprint(proposal.original.data) if proposal.original else None
-        if shown is not missing and shown != now:
-            return ToolResult.failure(
-                f"{proposal.path} changed after the diff was shown and before it was approved. Nothing was "
-                "written. Read the file again and propose the change anew.",
-                ToolErrorType.EDIT_PREPARATION_FAILURE,
-            )
+        shown = self._shown.pop(id(params), None)
+        if shown is not None and shown.params is not params:
+            shown = None  # another call's entry under a reused id
+        proposal: Proposal | ToolResult
+        diff: StructuredDiff | None = None
+        if shown is not None and shown.still_current():
+            proposal, diff = shown.proposal, shown.diff
+            if failure := self._changed_since_read(proposal):
+                return failure
+        else:
+            proposal = self._prepare(params)
+            if isinstance(proposal, ToolResult):
+                return proposal
+            if shown is not None:
+                return ToolResult.failure(
+                    f"{proposal.path} changed after the diff was shown and before it was approved. Nothing "
+                    "was written. Read the file again and propose the change anew.",
+                    ToolErrorType.EDIT_PREPARATION_FAILURE,
+                )
         data = proposal.new_bytes()
         if len(data) > MAX_FILE_BYTES:
             return _too_large_result(proposal.path, len(data))
@@ -201,7 +233,7 @@ class FileChangeTool(BaseTool[P]):
         label = self.workspace.relative(proposal.path)
         message = self.success_message(proposal) + (f" {proposal.note}" if proposal.note else "")
         return ToolResult(
-            message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written")
+            message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written", diff=diff)
         )
 
 

@@ -554,7 +554,7 @@ if sys.argv[1] == "wait":
 """
 
 
-@pytest.mark.parametrize("how", ["exit", "sigterm", "sighup"])
+@pytest.mark.parametrize("how", ["exit", "sigterm", "sighup", "sigint"])
 def test_qcli_ends_even_escaped_processes_when_it_exits(how: str) -> None:
     """The subreaper catches what the tracker cannot: an escapee that cleared its environment."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
@@ -568,8 +568,12 @@ def test_qcli_ends_even_escaped_processes_when_it_exits(how: str) -> None:
     pid = int(process.stdout.readline())
     assert alive(pid)
     if how != "exit":
-        process.send_signal({"sigterm": 15, "sighup": 1}[how])
-    assert process.wait(timeout=10) == (0 if how == "exit" else 128 + {"sigterm": 15, "sighup": 1}[how])
+        process.send_signal({"sigterm": 15, "sighup": 1, "sigint": 2}[how])
+    code = process.wait(timeout=10)
+    if how == "sigint":  # Ctrl+C: Python's own KeyboardInterrupt ending, then the exit hooks
+        assert code != 0
+    else:
+        assert code == (0 if how == "exit" else 128 + {"sigterm": 15, "sighup": 1}[how])
     process.stdout.close()
     deadline = time.monotonic() + 3
     while alive(pid) and time.monotonic() < deadline:

@@ -213,3 +213,19 @@ def test_an_untrusted_project_may_turn_the_sandbox_on_never_off(
     (project / ".qwen" / "settings.json").write_text(json.dumps({"tools": {"sandbox": value}}))
     loaded = load_settings(project, env=env, home=home)
     assert (loaded.held_back == []) is kept
+
+
+async def test_always_is_not_offered_for_an_untrusted_project(untrusted: Project) -> None:
+    from qcli.widgets.screens import TrustScreen
+
+    app = untrusted.app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
+        await pilot.press("n")
+        await ready(pilot)
+        assert set(app.approval.scopes.values()) == {"session", "user"}
+    trusted = untrusted.app([])
+    trust_folder(untrusted.home, untrusted.root)
+    async with trusted.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert set(trusted.approval.scopes.values()) == {"session", "project", "user"}

@@ -151,6 +151,8 @@ class QcliApp(App[int]):
         self.ready.set()
         launch = self.launch
         assert launch is not None
+        if launch.trust is not None and not launch.trust.trusted:
+            self.approval.scopes.pop("p", None)  # a project rule would be held back at the next start
         if launch.demo:
             self.cwd = launch.cwd
         self.status_line.set(

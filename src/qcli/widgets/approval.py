@@ -134,6 +134,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.outcome = "proceed_always"
         """The "always" answer being put together: ``proceed_always`` or ``proceed_always_server``."""
         self.waiting = 0
+        self.scopes: dict[str, str] = dict(SCOPES)
+        """The scopes offered; without "project" when the folder is not trusted (its rules would be held
+        back at the next start)."""
         self._title = Static(id="approval-title")
         self._keys = Static(id="approval-keys")
         self._body: Widget = Static()
@@ -233,7 +236,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         elif self.step == "scope":
             text.append("Allow from now on: ", "bold")
             text.append(", ".join(self.rules) + "\n", "bold cyan")
-            for letter, scope in SCOPES.items():
+            for letter, scope in self.scopes.items():
                 key(letter, f"for {SCOPE_WORDS[scope]}")
             text.append("\n")
             key("r", "edit the rule")
@@ -307,9 +310,9 @@ class ApprovalPanel(Vertical, can_focus=True):
                 return
             event.stop()
         elif self.step == "scope":
-            if key in SCOPES:
+            if key in self.scopes:
                 outcome = ToolConfirmationOutcome(self.outcome)
-                self._answer(Decision(outcome, scope=RuleSource(SCOPES[key]), rules=self.rules))
+                self._answer(Decision(outcome, scope=RuleSource(self.scopes[key]), rules=self.rules))
             elif key == "r":
                 await self._enter_step("rule")
             elif key == "escape":

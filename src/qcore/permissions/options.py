@@ -111,6 +111,20 @@ def parse(
             return None
         return value
 
+    def take_value(name: str, spelling: str, mark: str) -> str | None:
+        """Record an option written without an attached value, taking the next word when it takes one;
+        the error, if any."""
+        nonlocal index
+        if mark == VALUE or (mark == NEXT_IF_ANY and index + 1 < len(words)):
+            value = separate_value(index + 1)
+            if value is None:
+                return f"option {spelling} needs a value"
+            options.append(Option(name, value, index, index + 1))
+            index += 1
+        else:
+            options.append(Option(name, None, index))
+        return None
+
     while index < len(words):
         word = words[index]
         if word == "--":
@@ -138,14 +152,8 @@ def parse(
                 if mark == FLAG:
                     return failed(f"option {spelling} takes no value")
                 options.append(Option(name, attached, index))
-            elif mark == VALUE or (mark == NEXT_IF_ANY and index + 1 < len(words)):
-                value = separate_value(index + 1)
-                if value is None:
-                    return failed(f"option {spelling} needs a value")
-                options.append(Option(name, value, index, index + 1))
-                index += 1
-            else:
-                options.append(Option(name, None, index))
+            elif error := take_value(name, spelling, mark):
+                return failed(error)
             index += 1
             continue
         position = 1
@@ -161,14 +169,8 @@ def parse(
                 continue
             if attached:
                 options.append(Option(name, attached, index))
-            elif mark == VALUE or (mark == NEXT_IF_ANY and index + 1 < len(words)):
-                value = separate_value(index + 1)
-                if value is None:
-                    return failed(f"option {spelling} needs a value")
-                options.append(Option(name, value, index, index + 1))
-                index += 1
-            else:
-                options.append(Option(name, None, index))
+            elif error := take_value(name, spelling, mark):
+                return failed(error)
             break
         index += 1
     return Parsed(tuple(options), tuple(operands))

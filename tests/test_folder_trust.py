@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from qcli.widgets.screens import TrustScreen
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError
 from qcore.permissions.settings_rules import rules_from_settings
 from qcore.settings import TrustedFolders, TrustLevel, load_settings, trusted_folders_path
@@ -154,17 +156,21 @@ def untrusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     return project
 
 
-async def test_the_tui_lists_what_would_start_and_trusting_starts_it(untrusted: Project) -> None:
-    from qcli.widgets.screens import TrustScreen
+async def answer_trust(pilot: Any, key: str) -> None:
+    """Wait for the trust question, answer it with ``key``, and wait for the session."""
+    await until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
+    await pilot.press(key)
+    await ready(pilot)
 
+
+async def test_the_tui_lists_what_would_start_and_trusting_starts_it(untrusted: Project) -> None:
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, TrustScreen))
         text = screen_text(app)
         assert "would start" in text and "MCP server 'helper'" in text
         assert "would allow" in text and "allow rule run_shell_command" in text
-        await pilot.press("t")
-        await ready(pilot)
+        await answer_trust(pilot, "t")
         await until(pilot, lambda: app.status_line.status.mcp_ready == 1, 30)
         assert any(rule.pattern == "run_shell_command" for rule in app.session.policy.rules)
     saved = json.loads(trusted_folders_path(untrusted.home).read_text())
@@ -172,13 +178,9 @@ async def test_the_tui_lists_what_would_start_and_trusting_starts_it(untrusted: 
 
 
 async def test_not_now_starts_nothing_and_asks_again_next_time(untrusted: Project) -> None:
-    from qcli.widgets.screens import TrustScreen
-
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
-        await pilot.press("n")
-        await ready(pilot)
+        await answer_trust(pilot, "n")
         await pilot.pause(0.5)
         assert app.status_line.status.mcp_ready == 0 and app.session.tool_sources is None
         assert not app.session.policy.rules
@@ -187,13 +189,9 @@ async def test_not_now_starts_nothing_and_asks_again_next_time(untrusted: Projec
 
 
 async def test_do_not_trust_is_remembered_and_not_asked_again(untrusted: Project) -> None:
-    from qcli.widgets.screens import TrustScreen
-
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
-        await pilot.press("d")
-        await ready(pilot)
+        await answer_trust(pilot, "d")
     assert json.loads(trusted_folders_path(untrusted.home).read_text()) == {
         str(untrusted.root.resolve()): "DO_NOT_TRUST"
     }
@@ -216,13 +214,9 @@ def test_an_untrusted_project_may_turn_the_sandbox_on_never_off(
 
 
 async def test_always_is_not_offered_for_an_untrusted_project(untrusted: Project) -> None:
-    from qcli.widgets.screens import TrustScreen
-
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
-        await pilot.press("n")
-        await ready(pilot)
+        await answer_trust(pilot, "n")
         assert set(app.approval.scopes.values()) == {"session", "user"}
     trusted = untrusted.app([])
     trust_folder(untrusted.home, untrusted.root)

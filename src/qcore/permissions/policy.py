@@ -119,9 +119,9 @@ class PermissionPolicy:
         names = _names(tool)
         return [rule for rule in self.rules if rule.kind is kind and tool_matches(rule.tool, names)]
 
-    def _match(self, kind: RuleKind, tool: AnyTool, subject: Subject | None) -> Rule | None:
-        """The first rule of ``kind`` that reaches the call (for shell: any one of its commands)."""
-        for rule in self._rules(kind, tool):
+    def _match(self, rules: list[Rule], subject: Subject | None) -> Rule | None:
+        """The first of ``rules`` that reaches the call (for shell: any one of its commands)."""
+        for rule in rules:
             spec = rule.specifier
             if spec is None or (subject is not None and subject.matches(spec, self.root)):
                 return rule
@@ -171,13 +171,14 @@ class PermissionPolicy:
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None
     ) -> PolicyDecision:
         analysis = subject.analysis if isinstance(subject, subjects.ShellSubject) else None
-        denied = self._match(RuleKind.DENY, tool, subject)
+        deny_rules = self._rules(RuleKind.DENY, tool)
+        denied = self._match(deny_rules, subject)
         if denied is not None:
             return PolicyDecision(
                 Verdict.DENY, f"{tool.name} is refused by the rule {denied.describe()}.", denied
             )
         if analysis is not None:
-            refused = self._shell_refusal(tool, analysis)
+            refused = self._shell_refusal(analysis, bool(deny_rules))
             if refused is not None:
                 return refused
 
@@ -185,7 +186,7 @@ class PermissionPolicy:
         changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
             return PolicyDecision(Verdict.DENY, PLAN_MODE_REFUSAL.format(tool=tool.name))
-        asked = self._match(RuleKind.ASK, tool, subject)
+        asked = self._match(self._rules(RuleKind.ASK, tool), subject)
         if asked is not None and details is not None:
             return PolicyDecision(Verdict.ASK, f"the rule {asked.describe()} asks first", asked)
         if details is None or read_only_shell:
@@ -207,15 +208,16 @@ class PermissionPolicy:
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
 
-    def _shell_refusal(self, tool: AnyTool, analysis: ShellAnalysis) -> PolicyDecision | None:
-        """What deny rules and ``coreTools`` make of a line they cannot see all of."""
+    def _shell_refusal(self, analysis: ShellAnalysis, deny_rules: bool) -> PolicyDecision | None:
+        """What deny rules (``deny_rules``: some apply to the shell) and ``coreTools`` make of a line they
+        cannot see all of."""
         outside = self._outside_core(analysis)
         if outside is not None:
             return PolicyDecision(
                 Verdict.DENY,
                 f"the command {outside.argv[0]!r} is not among the shell commands allowed by coreTools.",
             )
-        if not self._rules(RuleKind.DENY, tool):
+        if not deny_rules:
             return None
         hidden = next((c for c in analysis.commands if not c.literal_name), None)
         if hidden is not None:

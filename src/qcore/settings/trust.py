@@ -150,13 +150,20 @@ class HeldBack:
         return self.text
 
 
+def _turns_on(value: Any) -> bool:
+    """Whether a ``tools.sandbox`` value asks for a sandbox (a project may turn it on, never off)."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "off", "no", "none")
+    return value is True
+
+
 UNTRUSTED_KEEPS: Mapping[str, Any] = {
     "permissions": {"deny": True, "ask": True},
     "tools": {
         "exclude": True,
         "core": True,
         "approvalMode": lambda value: value in ("plan", "default"),
-        "sandbox": lambda value: _turns_on(value),
+        "sandbox": _turns_on,
         "useRipgrep": True,
         "enableToolOutputTruncation": True,
         "truncateToolOutputThreshold": True,
@@ -169,13 +176,6 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
 }
 """What a project that is not trusted may still set: tightening rules, exclusions, the model, display.
 A key maps to True (kept whole), a test of its value, or a nested table of the same kind."""
-
-
-def _turns_on(value: Any) -> bool:
-    """Whether a ``tools.sandbox`` value asks for a sandbox (a project may turn it on, never off)."""
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0", "off", "no", "none")
-    return value is True
 
 
 def hold_back(data: dict[str, Any]) -> tuple[dict[str, Any], list[HeldBack]]:

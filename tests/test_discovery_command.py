@@ -24,6 +24,7 @@ from qcore.discovery.command import (
 from qcore.tools.base import ToolParamsError
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType
+from tests.support.processes import alive
 
 SCRIPT = Path(__file__).parent / "support" / "discovery_scripts.py"
 RELATIVE_SCRIPT = "tool scripts/scripts.py"
@@ -49,22 +50,6 @@ CALL = command("call")
 async def discovered(project: Path) -> dict[str, DiscoveredTool]:
     result = await discover_tools(command("discover"), CALL, cwd=project)
     return {tool.name: tool for tool in result.tools}
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting for its reaper."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: fall back to the signal probe
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def grandchild_pid(text: str) -> int:

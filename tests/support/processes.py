@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 
 def alive(pid: int) -> bool:
     """Running: not gone, and not a zombie waiting for a reaper (which may never come in a container)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except OSError:
+            stat = handle.read()
+    except FileNotFoundError:
         return False
-    return state not in (b"Z", b"X")
+    except OSError:  # no /proc: fall back to the signal probe
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")

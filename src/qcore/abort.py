@@ -7,7 +7,10 @@ Qwen Code threads a DOM ``AbortSignal`` through ``execute``; we keep the same sh
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class AbortSignal:
@@ -62,6 +65,24 @@ class AbortSignal:
         finally:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
+
+    async def race(self, work: Awaitable[T]) -> T | None:
+        """Await ``work`` unless the signal fires first, in which case ``work`` is cancelled and awaited
+        (so nothing of it runs on) and the answer is None. Exceptions from ``work`` propagate."""
+        task = asyncio.ensure_future(work)
+        if self._reason is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return None
+        aborted = asyncio.ensure_future(self.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        return None if task.cancelled() else task.result()
 
     def child(self) -> AbortSignal:
         """A signal that aborts with this one but can also be aborted on its own (one turn of many)."""

@@ -143,16 +143,7 @@ class ToolScheduler:
     async def _ask(self, request: ApprovalRequest, signal: AbortSignal) -> Decision | None:
         """The user's answer, or None when the signal aborted first."""
         assert self.approver is not None
-        answer = asyncio.ensure_future(self.approver.decide(request))
-        aborted = asyncio.ensure_future(signal.wait())
-        try:
-            await asyncio.wait({answer, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-        if not answer.done():
-            answer.cancel()
-            return None
-        return answer.result()
+        return await signal.race(self.approver.decide(request))
 
     async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
         if call.state.terminal:

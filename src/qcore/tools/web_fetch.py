@@ -17,9 +17,9 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
-T = TypeVar("T")
 
 PRIVATE_SETTING = "tools.webFetch.allowPrivateAddresses"
 MAX_BODY_BYTES = 2_000_000
@@ -102,20 +101,6 @@ def html_to_markdown(html: str) -> str:
     text = re.sub(r"\n[ \t]+\n", "\n\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return f"# {title}\n\n{text}" if title and title not in text[:200] else text
-
-
-async def until_aborted(work: Coroutine[Any, Any, T], signal: AbortSignal) -> T | None:
-    """Run ``work``, cancelling it if the signal fires first; None means it was aborted."""
-    task = asyncio.ensure_future(work)
-    aborted = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-    return None if task.cancelled() else task.result()
 
 
 @dataclass(frozen=True)
@@ -187,7 +172,7 @@ class WebFetch(BaseTool[WebFetchParams]):
     ) -> ToolResult:
         url = github_raw_url(params.url.strip())
         try:
-            page = await until_aborted(self._fetch(url), signal)
+            page = await signal.race(self._fetch(url))
             if page is None:
                 return ToolResult.failure(
                     f"Fetching {url} was cancelled.", ToolErrorType.WEB_FETCH_FALLBACK_FAILED

@@ -19,7 +19,6 @@ from qcore.abort import AbortSignal
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.web_fetch import until_aborted
 
 if TYPE_CHECKING:
     from qcore.settings import Settings
@@ -151,7 +150,7 @@ class WebSearch(BaseTool[WebSearchParams]):
                 ToolErrorType.WEB_SEARCH_FAILED,
             )
         try:
-            data = await until_aborted(self._search(provider, query), signal)
+            data = await signal.race(self._search(provider, query))
         except SearchError as error:
             return ToolResult.failure(
                 f'Web search for "{query}" failed: {error}', ToolErrorType.WEB_SEARCH_FAILED

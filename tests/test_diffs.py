@@ -16,8 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qcore import diffs
+from qcore import diff_align
 from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, diff_stat, file_diff, structured_diff
+from qcore.text_lines import TextLines
+from qcore.tools.edit_match import apply_replacement
 
 PATCH = "/usr/bin/patch"
 
@@ -122,7 +124,7 @@ def strategy(name: str) -> Iterator[None]:
         "no fewest edits": {"_EXACT_CELLS": 0, "_MAX_EDITS": 0},
         "no budget": {"_EXACT_CELLS": 0, "_WORK_PER_LINE": 0, "_WORK_BASE": 0},
     }
-    with mock.patch.multiple(diffs, **limits[name]) if limits[name] else nullcontext():
+    with mock.patch.multiple(diff_align, **limits[name]) if limits[name] else nullcontext():
         yield
 
 
@@ -144,6 +146,67 @@ def test_patch_turns_old_into_new(old: str, new: str, how: str) -> None:
     with strategy(how):
         unified = structured_diff(old, new).unified("file.txt")
     assert apply_with_patch(old, unified) == new if unified else old == new
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    old=text,
+    needle=st.sampled_from(["a", "b\n", "\nc", "}\n\n", "x = 1", "a\nb"]),
+    replacement=st.sampled_from(["", "z", "a", "q\n", "\n", "a\nb\n"]),
+    every=st.booleans(),
+    deleting=st.booleans(),
+    context=st.integers(0, 4),
+)
+def test_regions_an_edit_reports_make_the_same_changes(
+    old: str, needle: str, replacement: str, every: bool, deleting: bool, context: int
+) -> None:
+    """An edit tells the diff where it replaced text; the hunks must rebuild the new text and count the
+    same lines as a diff that compares the whole of both texts."""
+    starts = [n for n in range(len(old)) if old.startswith(needle, n)]
+    spans: list[tuple[int, int]] = []
+    for start in starts if every else starts[:1]:
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, start + len(needle)))
+    new, regions = apply_replacement(
+        old, tuple(spans), replacement, deleting_lines=deleting and not replacement
+    )
+    diff = structured_diff(old, new, context, regions=regions)
+    assert rebuild(diff) == new
+    assert diff.empty == (old == new)
+    assert list(diff.old_lines) == old.splitlines() and list(diff.new_lines) == new.splitlines()
+    if context == 3:
+        assert apply_with_patch(old, diff.unified("file.txt")) == new if not diff.empty else True
+
+
+def test_lines_are_cut_out_of_the_text_where_asked() -> None:
+    text = "".join(f"line {n}\n" for n in range(10_000)) + "last"
+    at = text.index("line 5000\n")
+    lines = TextLines(text, [(5000, at)])
+    assert lines[5001] == "line 5001" and lines[4999] == "line 4999"  # near an anchor; then split once
+    assert (
+        lines[-1] == "last" and len(lines) == 10_001 and lines[9_998:] == ["line 9998", "line 9999", "last"]
+    )
+    assert lines == text.split("\n") and list(lines) == text.split("\n")
+    for wrong in (10_001, -10_002):
+        with pytest.raises(IndexError):
+            lines[wrong]
+    ending = TextLines("a\nb\n", [(2, 4)])
+    assert len(ending) == 2 and ending[1] == "b" and list(ending) == ["a", "b"]
+    with pytest.raises(IndexError):
+        ending[2]
+    assert len(TextLines("")) == 0 and list(TextLines("")) == []
+
+
+def test_one_edit_in_a_big_file_splits_no_line_outside_the_hunk() -> None:
+    """The diff of one edit reads the lines around it from the text; nothing splits either whole text."""
+    old = "".join(f"value_{n} = {n}\n" for n in range(200_000))
+    new = old.replace("value_100000 = ", "changed = ", 1)
+    with mock.patch.object(TextLines, "_split", side_effect=AssertionError("split the whole text")):
+        diff = structured_diff(old, new)
+        unified = diff.unified("big.py")
+    assert diff.added == diff.removed == 1
+    assert "-value_100000 = 100000\n+changed = 100000\n" in unified
+    assert " value_99997 = 99997\n" in unified and " value_100003 = 100003\n" in unified
 
 
 def test_repeats_in_large_gaps_still_make_a_correct_diff() -> None:

@@ -10,7 +10,7 @@ def replace(content: str, old: str, new: str) -> tuple[str, str] | None:
     if match.dropped_trailing_newline and new.endswith("\n"):
         new = new[:-1]
     deleting = new == "" and not old.endswith("\n")
-    return apply_replacement(content, match.spans, new, deleting_lines=deleting), match.rung
+    return apply_replacement(content, match.spans, new, deleting_lines=deleting)[0], match.rung
 
 
 @pytest.mark.parametrize(

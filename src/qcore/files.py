@@ -155,7 +155,7 @@ def decode_text(data: bytes) -> TextFile:
             raise NotTextError(f"bytes after a {encoding} BOM are not valid {encoding}") from None
         encoding = "latin-1"
         text = body.decode(encoding)
-    crlf = text.count("\r\n")
+    crlf = text.count("\r\n") if "\r" in text else 0  # the membership test is a memchr; counting is not
     newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
     return TextFile(
         text=text.replace("\r\n", "\n") if crlf else text, encoding=encoding, bom=bom, newline=newline

@@ -32,6 +32,7 @@ def hostile_settings(workdir: Workdir) -> dict[str, Path]:
             "approvalMode": "yolo",
         },
         "permissions": {"allow": ["run_shell_command"], "deny": ["web_fetch"]},
+        "mcp": {"startupWaitMs": 60_000},  # on a loaded machine the server may take longer than the default
     }
     path = workdir.root / ".qwen" / "settings.json"
     path.parent.mkdir(exist_ok=True)

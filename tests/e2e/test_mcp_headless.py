@@ -28,7 +28,9 @@ def npm_entry(package: str) -> str:
 def write_settings(workdir: Workdir, servers: dict[str, object]) -> None:
     path = workdir.root / ".qwen" / "settings.json"
     path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps({"mcpServers": servers}))
+    # The servers must be connected before the first request (what is tested here is their tools), even
+    # on a loaded machine where starting one takes longer than the default wait.
+    path.write_text(json.dumps({"mcpServers": servers, "mcp": {"startupWaitMs": 60_000}}))
 
 
 def tool_results(workdir: Workdir, request: int) -> list[str]:

@@ -103,7 +103,7 @@ class Edit(FileChangeTool[EditParams]):
         if match.dropped_trailing_newline and new.endswith("\n"):
             new = new[:-1]
         deleting_lines = new == "" and not old.endswith("\n")
-        updated = apply_replacement(content, match.spans, new, deleting_lines=deleting_lines)
+        updated, regions = apply_replacement(content, match.spans, new, deleting_lines=deleting_lines)
         if updated == content:
             return ToolResult.failure(
                 f"No changes to apply: the new content of {path} would be identical to the current one.",
@@ -112,7 +112,7 @@ class Edit(FileChangeTool[EditParams]):
         note = (
             "" if match.rung == "exact" else f"(old_string matched the file after allowing for {match.rung}.)"
         )
-        return Proposal(path, existing, updated, note)
+        return Proposal(path, existing, updated, note, regions)
 
     def modified_params(self, params: EditParams, content: str) -> EditParams:
         """The user's whole-file content in place of the model's replacement: the edit becomes

@@ -136,19 +136,23 @@ def find_matches(content: str, old: str) -> Match | None:
 
 def apply_replacement(
     content: str, spans: tuple[Span, ...], new: str, *, deleting_lines: bool = False
-) -> str:
-    """``content`` with each span replaced by ``new`` (literally: no ``$`` patterns, no escapes).
+) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """``content`` with each span replaced by ``new`` (literally: no ``$`` patterns, no escapes), and
+    where: per span, ``(start, end)`` in ``content`` and in the result (what a diff needs to look at).
 
     ``deleting_lines``: ``new`` is empty and ``old`` did not end with a newline, so a span followed by a
     newline takes it along and the line disappears instead of leaving a blank one.
     """
     pieces: list[str] = []
-    cursor = 0
+    regions: list[tuple[int, int, int, int]] = []
+    cursor = shift = 0
     for start, end in spans:
         if deleting_lines and content[end : end + 1] == "\n" and (start == 0 or content[start - 1] == "\n"):
             end += 1
         pieces.append(content[cursor:start])
         pieces.append(new)
+        regions.append((start, end, start + shift, start + shift + len(new)))
+        shift += len(new) - (end - start)
         cursor = end
     pieces.append(content[cursor:])
-    return "".join(pieces)
+    return "".join(pieces), regions

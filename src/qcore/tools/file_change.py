@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from qcore.abort import AbortSignal
-from qcore.diffs import StructuredDiff, file_diff, structured_diff
+from qcore.diffs import Region, StructuredDiff, file_diff, structured_diff
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
@@ -64,6 +65,8 @@ class Proposal:
     """The proposed content with LF line endings (a new file's content is kept as given)."""
     note: str = ""
     """Said to the model after the success message (e.g. how old_string was matched)."""
+    regions: Sequence[Region] | None = None
+    """Where the text changed, when the tool knows (an edit's replacements): the diff looks only there."""
 
     @property
     def old_text(self) -> str | None:
@@ -184,7 +187,7 @@ class FileChangeTool(BaseTool[P]):
         proposal = self._prepare(params)
         if isinstance(proposal, ToolResult):
             return None  # nothing to ask: execute reports the failure
-        diff = structured_diff(proposal.old_text, proposal.new_text)
+        diff = structured_diff(proposal.old_text, proposal.new_text, regions=proposal.regions)
         self._shown[id(params)] = _Shown(params, proposal, diff)
         shown = self.workspace.relative(proposal.path)
         return EditConfirmation(

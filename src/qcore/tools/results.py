@@ -6,6 +6,7 @@ the two. The presence of ``ToolResult.error`` alone marks a call as failed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -98,13 +99,20 @@ class DiffStat:
 class FileDiff:
     """A change to one file, for the user to read; ``original_content`` None means a new file."""
 
-    file_diff: str
     file_name: str
     original_content: str | None
     new_content: str
+    structured: StructuredDiff
+    """The change as hunks, for a UI to draw without parsing text."""
+    labels: tuple[str, str, str]
+    """The path and the two sides' names that head the unified text."""
     diff_stat: DiffStat | None = None
-    structured: StructuredDiff | None = None
-    """The same change as hunks, for a UI to draw without parsing ``file_diff``."""
+
+    @functools.cached_property
+    def file_diff(self) -> str:
+        """The unified text, made when first read: a ``replace_all`` over a big file makes thousands of
+        hunks that a front end drawing ``structured`` never needs as text."""
+        return self.structured.unified(*self.labels)
 
 
 @dataclass(frozen=True)

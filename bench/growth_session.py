@@ -1,4 +1,4 @@
-"""The client's cost per request as a session grows: turn 10 against turns 100, 400 and 1,000.
+"""The client's cost per request as a session grows: turn 10 against turns 100, 1,000 and 10,000.
 
 Each turn adds what a working session adds: a user message, an assistant message with a tool call and a
 tool result of a few hundred characters. Requests go through the real ``OpenAIClient`` (and the openai SDK)
@@ -22,6 +22,7 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from bench.common import Row
 from qcore.abort import AbortSignal
 from qcore.llm.openai_client import OpenAIClient
+from qcore.llm.openai_messages import WireMessages
 from qcore.llm.types import ChatMessage, ToolCallRequest
 
 TOOLS = [
@@ -99,16 +100,17 @@ async def _request_warm(client: OpenAIClient, server: ScriptedOpenAIServer) -> N
 
 
 def rows(samples: int = 7) -> list[Row]:
-    sizes = (10, 100, 400, 1000)
+    sizes = (10, 100, 1_000, 10_000)
     costs = asyncio.run(request_costs(sizes, samples))
     base = statistics.median(costs[10])
+    body_mb = {size: len(WireMessages().encode(session(size))) / 1e6 for size in sizes}
     return [
         Row(
             f"one request at turn {size:,} ({size * 3 + 1:,} messages), client CPU",
             statistics.median(costs[size]),
             "the same at turn 10",
             base,
-            note="scripted server's own cost not counted (its threads)",
+            note=f"messages {body_mb[size]:.2f} MB, sent whole with every request; server side not counted",
         )
         for size in sizes
     ]

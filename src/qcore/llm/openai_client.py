@@ -174,7 +174,7 @@ class OpenAIClient:
         if "messages" in fields:
             return dumps(fields).encode()
         head = dumps(fields).encode()
-        return b"".join((head[:-1], b',"messages":', self._wire.encode(messages), b"}"))
+        return self._wire.encode(messages, head[:-1] + b',"messages":', b"}")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

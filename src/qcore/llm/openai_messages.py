@@ -60,22 +60,23 @@ class WireMessages:
         media parts it moves to the next user message."""
         self._last: list[ChatMessage] = []
         """The messages of the last call, when no media was waiting at their end; else empty."""
-        self._last_json = b""
-        """Their entries, comma-separated, without the brackets."""
+        self._last_json = bytearray()
+        """Their entries, comma-separated, without the brackets; grown in place as the history grows, so
+        a request copies the history once (into its body), not once per step of building it."""
 
     def __len__(self) -> int:
         return len(self._fragments)
 
-    def encode(self, messages: Sequence[ChatMessage]) -> bytes:
-        """``to_openai_messages(messages)`` as JSON."""
+    def encode(self, messages: Sequence[ChatMessage], prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+        """``prefix``, ``to_openai_messages(messages)`` as JSON, then ``suffix``, in one buffer."""
         fragments = self._fragments
-        out: list[bytes] = []
         known = len(self._last)
-        start = 0
         # A C-level list comparison: identical objects compare equal without looking inside them.
         if known and len(messages) >= known and list(messages[:known]) == self._last:
-            out.append(self._last_json)
-            start = known
+            base, start = self._last_json, known
+        else:
+            base, start = bytearray(), 0
+        out: list[bytes] = []
         pending_media: list[bytes] = []
         for message in messages[start:]:
             cached = fragments.get(id(message))
@@ -91,14 +92,18 @@ class WireMessages:
                 pending_media.extend(cached[2])
         if pending_media:
             out.append(_media_message_json(pending_media))
-            self._last, self._last_json = [], b""
+        if out:
+            if base:
+                base += b","
+            base += b",".join(out)
+        if pending_media:  # the next call's media message may differ: keep nothing to build on
+            self._last, self._last_json = [], bytearray()
         else:
-            self._last = list(messages)
-            self._last_json = b",".join(out)
+            self._last, self._last_json = list(messages), base
         if start == 0 and len(fragments) > 2 * len(messages) + 64:
             self._fragments = {id(message): fragments[id(message)] for message in messages}
-        # join, not +: concatenating large bytes costs twenty times as much here
-        return b"".join((b"[", self._last_json if self._last else b",".join(out), b"]"))
+        with memoryview(base) as view:  # released at once: the buffer grows again next call
+            return b"".join((prefix, b"[", view, b"]", suffix))
 
 
 def _media_message(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -128,6 +128,8 @@ class Checkpoints:
         self._log = self.git_dir / "qcore-turns" / f"{session}.jsonl"
         self._lock = asyncio.Lock()
         self._ready = False
+        self._last: Checkpoint | None = None
+        self._tip_known = False
         self._env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
         self._env.update(
             GIT_CONFIG_NOSYSTEM="1",
@@ -239,12 +241,17 @@ class Checkpoints:
             commit = (
                 (await self._run("commit-tree", tree, *parents, "-m", label or "checkpoint")).decode().strip()
             )
+            self._tip_known = False  # until the ref moved: another writer may have moved it first
             await self._run("update-ref", self._ref, commit, *([last.id] if last else []))
-            return Checkpoint(commit, tree, label, time.time())
+            self._last, self._tip_known = Checkpoint(commit, tree, label, time.time()), True
+            return self._last
 
     async def _tip(self) -> Checkpoint | None:
-        found = await self.snapshots(limit=1)
-        return found[0] if found else None
+        """The session's last snapshot, read once and then kept (this object is its only writer)."""
+        if not self._tip_known:
+            found = await self.snapshots(limit=1)
+            self._last, self._tip_known = (found[0] if found else None), True
+        return self._last
 
     async def snapshots(self, limit: int | None = None) -> list[Checkpoint]:
         """This session's snapshots, newest first."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qcore import checkpoints as checkpoints_module
+from qcore import checkpoint_git
 from qcore.checkpoints import CheckpointError, Checkpoints
 
 FileState = dict[str, tuple[bytes, int] | str]
@@ -286,7 +286,7 @@ async def test_unchanged_tree_makes_no_new_commit(repo: Path) -> None:
 
 
 def test_without_git_checkpoints_are_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checkpoints_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(checkpoint_git.shutil, "which", lambda name: None)
     with pytest.raises(CheckpointError, match="git is not installed"):
         open_checkpoints(tmp_path)
 

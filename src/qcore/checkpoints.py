@@ -5,13 +5,8 @@ change the user made by hand.
 ``--git-dir=<shadow> --work-tree=<workspace>``. The user's ``.git`` is never written: not its index, refs,
 stash, hooks or config. The project needs no git repository of its own.
 
-**Isolation.** Every GIT_* variable is dropped from the environment; system and global config are off,
-every setting that could run a program (hooks, fsmonitor) is pinned on the command line, and the shadow's
-``info/attributes`` unsets ``filter``, ``text``, ``eol``, ``ident`` and ``working-tree-encoding`` for
-every path, so a hostile ``.gitattributes`` can neither run a filter nor change bytes. The project's own
-``.git/config`` is never read (git reads the shadow's). Only plumbing runs (``add``, ``write-tree``,
-``commit-tree``, ``update-ref``, ``diff-tree``, ``cat-file``): nothing that runs hooks or garbage
-collection.
+**Isolation.** No environment, config, hook, filter or attribute of the user's or the project's can
+run a program or change bytes on the way in or out (``checkpoint_git``).
 
 **What.** Everything git would see in the tree except ignored files: the project's ``.gitignore`` files
 (also in a folder that is not a repository), its ``.git/info/exclude`` and ``.qwenignore`` (copied into
@@ -32,17 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import re
-import shutil
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from qcore.checkpoint_git import CheckpointError, ShadowGit
 from qcore.checkpoint_restore import (
     GITLINK,
     Entry,
@@ -54,33 +48,18 @@ from qcore.checkpoint_restore import (
 )
 from qcore.storage import project_checkpoints_dir
 
-_SETTINGS = {  # pinned on every command, whatever the shadow's config file says
-    "core.hooksPath": "/dev/null",
-    "core.fsmonitor": "false",
-    "core.untrackedCache": "true",
-    "core.splitIndex": "false",
-    "core.autocrlf": "false",
-    "core.safecrlf": "false",
-    "core.symlinks": "true",
-    "core.fileMode": "true",
-    "core.ignoreCase": "false",
-    "core.precomposeUnicode": "false",
-    "core.attributesFile": "/dev/null",
-    "core.excludesFile": "/dev/null",
-    "core.sparseCheckout": "false",
-    "index.version": "4",
-    "gc.auto": "0",
-    "maintenance.auto": "false",
-    "submodule.recurse": "false",
-    "advice.addEmbeddedRepo": "false",
-    "protocol.allow": "never",
-}
-_ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding -diff -merge -export-subst\n"
+__all__ = [
+    "Checkpoint",
+    "CheckpointError",
+    "Checkpoints",
+    "FileChange",
+    "FileRestore",
+    "RestorePlan",
+    "RestoreResult",
+    "Turn",
+]
+
 _SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
-
-
-class CheckpointError(RuntimeError):
-    """Checkpoints cannot work here (no git, a git failure); the session goes on without them."""
 
 
 @dataclass(frozen=True)
@@ -115,41 +94,16 @@ class Checkpoints:
     so a resumed session finds its turns again; sessions side by side share objects but not turns."""
 
     def __init__(self, root: str | Path, git_dir: str | Path, session: str = "default") -> None:
-        git = shutil.which("git")
-        if git is None:
-            raise CheckpointError("checkpoints are off: git is not installed (undo and rewind need it)")
         if not _SESSION.fullmatch(session):
             raise ValueError(f"a session name is letters, digits, '.', '_' and '-': {session!r}")
         self.root = Path(os.path.realpath(root))
         self.git_dir = Path(git_dir)
         self.session = session
-        self._git = git
+        self._git = ShadowGit(self.root, self.git_dir)
         self._ref = f"refs/qcore/sessions/{session}"
         self._log = self.git_dir / "qcore-turns" / f"{session}.jsonl"
-        self._lock = asyncio.Lock()
-        self._ready = False
         self._last: Checkpoint | None = None
         self._tip_known = False
-        self._env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        self._env.update(
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL="/dev/null",
-            GIT_ATTR_NOSYSTEM="1",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_NO_REPLACE_OBJECTS="1",
-            GIT_AUTHOR_NAME="qcore",
-            GIT_AUTHOR_EMAIL="qcore@localhost",
-            GIT_COMMITTER_NAME="qcore",
-            GIT_COMMITTER_EMAIL="qcore@localhost",
-            LC_ALL="C",
-        )
-        self._plain = [git, *(arg for key, value in _SETTINGS.items() for arg in ("-c", f"{key}={value}"))]
-        self._argv = [
-            *self._plain,
-            f"--git-dir={self.git_dir}",
-            f"--work-tree={self.root}",
-            "--literal-pathspecs",
-        ]
 
     @classmethod
     def for_project(cls, root: str | Path, session: str = "default", home: Path | None = None) -> Checkpoints:
@@ -158,91 +112,23 @@ class Checkpoints:
 
     # -- git ---------------------------------------------------------------------------------------------
 
-    async def _run(
-        self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,), plain: bool = False
-    ) -> bytes:
-        proc = await asyncio.create_subprocess_exec(
-            *(self._plain if plain else self._argv),
-            *args,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.root,
-            env=self._env,
-        )
-        out, err = await proc.communicate(stdin)
-        if proc.returncode not in ok:
-            message = err.decode(errors="replace").strip()
-            raise CheckpointError(f"git {args[0]} failed in the checkpoint repository: {message}")
-        return out
-
-    @contextlib.asynccontextmanager
-    async def _locked(self) -> AsyncIterator[None]:
-        """One writer at a time: within the process and across sessions of the same project."""
-        async with self._lock:
-            await self._setup()
-            fd = os.open(self.git_dir / "qcore.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                for _ in range(1000):
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        await asyncio.sleep(0.01)
-                else:
-                    raise CheckpointError(f"another session holds {self.git_dir / 'qcore.lock'}")
-                # Every writer of this index holds the lock, so a left-over index.lock is from a crash.
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.git_dir / "index.lock")
-                yield
-            finally:
-                os.close(fd)
-
-    async def _setup(self) -> None:
-        if self._ready:
-            return
-        if not (self.git_dir / "HEAD").exists():
-            self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            await self._run("init", "--quiet", "--bare", "--template=", str(self.git_dir), plain=True)
-        info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
-        _write_if_changed(info / "attributes", _ATTRIBUTES)
-        self._log.parent.mkdir(exist_ok=True)
-        self._ready = True
-
-    def _sync_excludes(self) -> None:
-        """The shadow's ``info/exclude``: the project's own exclude file, ``.qwenignore``, and the shadow
-        itself should it lie inside the workspace (a project at ``~``)."""
-        parts = [b"# written by qcore before each snapshot\n"]
-        own = _user_git_dir(self.root)
-        for source in ([own / "info" / "exclude"] if own else []) + [self.root / ".qwenignore"]:
-            with contextlib.suppress(OSError):
-                parts.append(source.read_bytes() + b"\n")
-        if self.git_dir.resolve().is_relative_to(self.root):
-            parts.append(b"/" + os.fsencode(self.git_dir.resolve().relative_to(self.root)) + b"/\n")
-        _write_if_changed(self.git_dir / "info" / "exclude", b"".join(parts))
-
-    async def _capture(self) -> str:
-        """The workspace's tree now (stat-cached ``add -A``). Unreadable files are skipped, not fatal."""
-        self._sync_excludes()
-        await self._run("add", "--all", "--ignore-errors", ok=(0, 1))
-        return (await self._run("write-tree")).decode().strip()
-
     # -- snapshots and turns ------------------------------------------------------------------------------
 
     async def snapshot(self, label: str) -> Checkpoint:
         """Record the workspace now; the same tree as the last snapshot returns that one (no commit)."""
-        async with self._locked():
-            tree = await self._capture()
+        async with self._git.locked():
+            tree = await self._git.capture()
             last = await self._tip()
             if last is not None and last.tree == tree:
                 return last
             parents = ["-p", last.id] if last else []
             commit = (
-                (await self._run("commit-tree", tree, *parents, "-m", label or "checkpoint")).decode().strip()
+                (await self._git.run("commit-tree", tree, *parents, "-m", label or "checkpoint"))
+                .decode()
+                .strip()
             )
             self._tip_known = False  # until the ref moved: another writer may have moved it first
-            await self._run("update-ref", self._ref, commit, *([last.id] if last else []))
+            await self._git.run("update-ref", self._ref, commit, *([last.id] if last else []))
             self._last, self._tip_known = Checkpoint(commit, tree, label, time.time()), True
             return self._last
 
@@ -255,9 +141,9 @@ class Checkpoints:
 
     async def snapshots(self, limit: int | None = None) -> list[Checkpoint]:
         """This session's snapshots, newest first."""
-        await self._setup()
+        await self._git.setup()
         count = [f"--max-count={limit}"] if limit else []
-        out = await self._run("log", "-z", "--format=%H %T %ct %B", *count, self._ref, "--", ok=(0, 128))
+        out = await self._git.run("log", "-z", "--format=%H %T %ct %B", *count, self._ref, "--", ok=(0, 128))
         found = []
         for record in filter(None, out.decode(errors="replace").split("\0")):
             commit, tree, stamp, label = record.split(" ", 3)
@@ -285,7 +171,7 @@ class Checkpoints:
 
     async def turns(self) -> list[Turn]:
         """The turns not undone, oldest first."""
-        await self._setup()
+        await self._git.setup()
         turns: dict[int, Turn] = {}
         try:
             lines = self._log.read_text().splitlines()
@@ -304,27 +190,16 @@ class Checkpoints:
         return sorted(turns.values(), key=lambda turn: turn.index)
 
     def _append(self, event: dict[str, object]) -> None:
+        self._log.parent.mkdir(exist_ok=True)
         with self._log.open("a") as handle:
             handle.write(json.dumps(event) + "\n")
 
     async def changed_since(self, checkpoint: Checkpoint) -> list[FileChange]:
         """Paths that differ now from ``checkpoint`` (whoever changed them)."""
-        async with self._locked():
-            now = await self._capture()
-        changes = await self._diff(checkpoint.tree, now)
+        async with self._git.locked():
+            now = await self._git.capture()
+        changes = await self._git.diff(checkpoint.tree, now)
         return [FileChange(path, _STATUS.get(status, "modified")) for path, (status, _, _) in changes.items()]
-
-    async def _diff(self, old: str, new: str) -> dict[str, tuple[str, Entry | None, Entry | None]]:
-        """path -> (status letter, old entry, new entry) between two trees, renames as delete + add."""
-        out = await self._run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
-        fields = out.split(b"\0")
-        changes: dict[str, tuple[str, Entry | None, Entry | None]] = {}
-        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
-            if not meta:
-                continue
-            old_mode, new_mode, old_blob, new_blob, status = meta.decode().lstrip(":").split(" ")
-            changes[os.fsdecode(name)] = (status, _entry(old_mode, old_blob), _entry(new_mode, new_blob))
-        return changes
 
     # -- undo and rewind ----------------------------------------------------------------------------------
 
@@ -340,18 +215,18 @@ class Checkpoints:
             raise ValueError(f"no turn {turn} to rewind to")
         now = ""
         if turns[-1].after is None:
-            async with self._locked():
-                now = await self._capture()
+            async with self._git.locked():
+                now = await self._git.capture()
         # The end of each turn: its own end snapshot, else the next turn's start, else the present.
         starts = [t.before.tree for t in turns]
         ends = [t.after.tree if t.after else nxt for t, nxt in zip(turns, [*starts[1:], now], strict=True)]
         agent = await asyncio.gather(
-            *(self._diff(start, end) for start, end in zip(starts, ends, strict=True))
+            *(self._git.diff(start, end) for start, end in zip(starts, ends, strict=True))
         )
         hand = await asyncio.gather(
-            *(self._diff(end, start) for end, start in zip(ends, starts[1:], strict=False))
+            *(self._git.diff(end, start) for end, start in zip(ends, starts[1:], strict=False))
         )
-        net = await self._diff(starts[0], ends[-1])
+        net = await self._git.diff(starts[0], ends[-1])
         by_agent = {path for changes in agent for path in changes}
         by_hand = {path: t.index for t, changes in zip(turns, hand, strict=False) for path in changes}
         candidates = {
@@ -379,29 +254,16 @@ class Checkpoints:
 
     async def apply(self, plan: RestorePlan, confirmed: Sequence[str] = ()) -> RestoreResult:
         """Restore ``plan``'s safe paths and the ``confirmed`` conflicts; the rewound turns are forgotten."""
-        async with self._locked():
-            tree = (await self._run("rev-parse", f"{plan.checkpoint_id}^{{tree}}")).decode().strip()
-            listing = await self._run("ls-tree", "-r", "-d", "-z", "--name-only", tree)
+        async with self._git.locked():
+            tree = (await self._git.run("rev-parse", f"{plan.checkpoint_id}^{{tree}}")).decode().strip()
+            listing = await self._git.run("ls-tree", "-r", "-d", "-z", "--name-only", tree)
             keep_dirs = frozenset(os.fsdecode(name) for name in listing.split(b"\0") if name)
-            blobs = await self._blobs(
+            blobs = await self._git.blobs(
                 {item.target.blob for item in (*plan.restore, *plan.conflicts) if item.target}
             )
             result = await asyncio.to_thread(apply_plan, str(self.root), plan, confirmed, blobs, keep_dirs)
             self._append({"event": "rewind", "turn": plan.turns[0], "time": time.time()})
         return result
-
-    async def _blobs(self, ids: set[str]) -> dict[str, bytes]:
-        if not ids:
-            return {}
-        out = await self._run("cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in ids).encode())
-        blobs, position = {}, 0
-        while position < len(out):
-            header_end = out.index(b"\n", position)
-            blob, _, size = out[position:header_end].decode().split(" ")
-            start = header_end + 1
-            blobs[blob] = out[start : start + int(size)]
-            position = start + int(size) + 1
-        return blobs
 
 
 def _entry_now(root: str, path: str) -> Entry | None:
@@ -409,10 +271,6 @@ def _entry_now(root: str, path: str) -> Entry | None:
         return current_entry(root, path)
     except OSError:
         return Entry("unreadable", "")
-
-
-def _entry(mode: str, blob: str) -> Entry | None:
-    return None if mode == "000000" else Entry(mode, blob)
 
 
 def _record(checkpoint: Checkpoint) -> dict[str, object]:
@@ -426,25 +284,3 @@ def _checkpoint(event: dict[str, object]) -> Checkpoint:
 
 def _next_index(turns: list[Turn]) -> int:
     return turns[-1].index + 1 if turns else 1
-
-
-def _write_if_changed(path: Path, data: bytes) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        if path.read_bytes() == data:
-            return
-    path.write_bytes(data)
-
-
-def _user_git_dir(root: Path) -> Path | None:
-    """The project's own git directory (read only, for its exclude file): ``.git``, or where a ``.git``
-    file points (a linked worktree or submodule; its exclude file is in the common directory)."""
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    with contextlib.suppress(OSError, ValueError):
-        text = dot_git.read_text().strip()
-        if text.startswith("gitdir:"):
-            linked = (root / text.removeprefix("gitdir:").strip()).resolve()
-            common = linked / "commondir"
-            return (linked / common.read_text().strip()).resolve() if common.exists() else linked
-    return None

@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
+    checkpoints,
     diffs,
     growth_edit,
     growth_read,
@@ -47,6 +48,7 @@ def main() -> None:
         *mcp_startup.rows(),
         *diffs.rows(),
         *growth_edit.rows(),
+        *checkpoints.rows(),
         *tui_launch.rows(),
         *tui_diff.rows(),
         *tui_stream.rows(),

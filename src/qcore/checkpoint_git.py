@@ -1,0 +1,203 @@
+"""The shadow git repository behind checkpoints, isolated from the user's git and the project's files.
+
+Every GIT_* variable is dropped from the environment; system and global config are off; every setting
+that could run a program (hooks, fsmonitor) or change bytes (autocrlf) is pinned on the command line, and
+the shadow's ``info/attributes`` unsets ``filter``, ``text``, ``eol``, ``ident`` and
+``working-tree-encoding`` for every path, so a hostile ``.gitattributes`` can neither run a filter nor
+change bytes. The project's ``.git/config`` is never read (git reads the shadow's), and only plumbing
+runs: nothing that runs hooks or garbage collection. One writer at a time, within the process (an asyncio
+lock) and across sessions of the same project (``flock``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from qcore.checkpoint_restore import Entry
+
+_SETTINGS = {  # pinned on every command, whatever the shadow's config file says
+    "core.hooksPath": "/dev/null",
+    "core.fsmonitor": "false",
+    "core.untrackedCache": "true",
+    "core.splitIndex": "false",
+    "core.autocrlf": "false",
+    "core.safecrlf": "false",
+    "core.symlinks": "true",
+    "core.fileMode": "true",
+    "core.ignoreCase": "false",
+    "core.precomposeUnicode": "false",
+    "core.attributesFile": "/dev/null",
+    "core.excludesFile": "/dev/null",
+    "core.sparseCheckout": "false",
+    "index.version": "4",
+    "gc.auto": "0",
+    "maintenance.auto": "false",
+    "submodule.recurse": "false",
+    "advice.addEmbeddedRepo": "false",
+    "protocol.allow": "never",
+}
+_ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding -diff -merge -export-subst\n"
+
+
+class CheckpointError(RuntimeError):
+    """Checkpoints cannot work here (no git, a git failure); the session goes on without them."""
+
+
+Changes = dict[str, tuple[str, Entry | None, Entry | None]]
+"""path -> (status letter, old entry, new entry)."""
+
+
+class ShadowGit:
+    def __init__(self, root: Path, git_dir: Path) -> None:
+        git = shutil.which("git")
+        if git is None:
+            raise CheckpointError("checkpoints are off: git is not installed (undo and rewind need it)")
+        self.root, self.git_dir = root, git_dir
+        self._lock = asyncio.Lock()
+        self._ready = False
+        self._env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+        self._env.update(
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL="/dev/null",
+            GIT_ATTR_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_NO_REPLACE_OBJECTS="1",
+            GIT_AUTHOR_NAME="qcore",
+            GIT_AUTHOR_EMAIL="qcore@localhost",
+            GIT_COMMITTER_NAME="qcore",
+            GIT_COMMITTER_EMAIL="qcore@localhost",
+            LC_ALL="C",
+        )
+        self._plain = [git, *(arg for key, value in _SETTINGS.items() for arg in ("-c", f"{key}={value}"))]
+        self._argv = [
+            *self._plain,
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.root}",
+            "--literal-pathspecs",
+        ]
+
+    async def run(
+        self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,), plain: bool = False
+    ) -> bytes:
+        proc = await asyncio.create_subprocess_exec(
+            *(self._plain if plain else self._argv),
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.root,
+            env=self._env,
+        )
+        out, err = await proc.communicate(stdin)
+        if proc.returncode not in ok:
+            message = err.decode(errors="replace").strip()
+            raise CheckpointError(f"git {args[0]} failed in the checkpoint repository: {message}")
+        return out
+
+    @contextlib.asynccontextmanager
+    async def locked(self) -> AsyncIterator[None]:
+        """One writer at a time: within the process and across sessions of the same project."""
+        async with self._lock:
+            await self.setup()
+            fd = os.open(self.git_dir / "qcore.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                for _ in range(1000):
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        await asyncio.sleep(0.01)
+                else:
+                    raise CheckpointError(f"another session holds {self.git_dir / 'qcore.lock'}")
+                # Every writer of this index holds the lock, so a left-over index.lock is from a crash.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.git_dir / "index.lock")
+                yield
+            finally:
+                os.close(fd)
+
+    async def setup(self) -> None:
+        if self._ready:
+            return
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            await self.run("init", "--quiet", "--bare", "--template=", str(self.git_dir), plain=True)
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        _write_if_changed(info / "attributes", _ATTRIBUTES)
+        self._ready = True
+
+    def sync_excludes(self) -> None:
+        """The shadow's ``info/exclude``: the project's own exclude file, ``.qwenignore``, and the shadow
+        itself should it lie inside the workspace (a project at ``~``)."""
+        parts = [b"# written by qcore before each snapshot\n"]
+        own = _user_git_dir(self.root)
+        for source in ([own / "info" / "exclude"] if own else []) + [self.root / ".qwenignore"]:
+            with contextlib.suppress(OSError):
+                parts.append(source.read_bytes() + b"\n")
+        if self.git_dir.resolve().is_relative_to(self.root):
+            parts.append(b"/" + os.fsencode(self.git_dir.resolve().relative_to(self.root)) + b"/\n")
+        _write_if_changed(self.git_dir / "info" / "exclude", b"".join(parts))
+
+    async def capture(self) -> str:
+        """The workspace's tree now (stat-cached ``add -A``). Unreadable files are skipped, not fatal."""
+        self.sync_excludes()
+        await self.run("add", "--all", "--ignore-errors", ok=(0, 1))
+        return (await self.run("write-tree")).decode().strip()
+
+    async def diff(self, old: str, new: str) -> dict[str, tuple[str, Entry | None, Entry | None]]:
+        """path -> (status letter, old entry, new entry) between two trees, renames as delete + add."""
+        out = await self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
+        fields = out.split(b"\0")
+        changes: dict[str, tuple[str, Entry | None, Entry | None]] = {}
+        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta:
+                continue
+            old_mode, new_mode, old_blob, new_blob, status = meta.decode().lstrip(":").split(" ")
+            changes[os.fsdecode(name)] = (status, _entry(old_mode, old_blob), _entry(new_mode, new_blob))
+        return changes
+
+    async def blobs(self, ids: set[str]) -> dict[str, bytes]:
+        if not ids:
+            return {}
+        out = await self.run("cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in ids).encode())
+        blobs, position = {}, 0
+        while position < len(out):
+            header_end = out.index(b"\n", position)
+            blob, _, size = out[position:header_end].decode().split(" ")
+            start = header_end + 1
+            blobs[blob] = out[start : start + int(size)]
+            position = start + int(size) + 1
+        return blobs
+
+
+def _entry(mode: str, blob: str) -> Entry | None:
+    return None if mode == "000000" else Entry(mode, blob)
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if path.read_bytes() == data:
+            return
+    path.write_bytes(data)
+
+
+def _user_git_dir(root: Path) -> Path | None:
+    """The project's own git directory (read only, for its exclude file): ``.git``, or where a ``.git``
+    file points (a linked worktree or submodule; its exclude file is in the common directory)."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    with contextlib.suppress(OSError, ValueError):
+        text = dot_git.read_text().strip()
+        if text.startswith("gitdir:"):
+            linked = (root / text.removeprefix("gitdir:").strip()).resolve()
+            common = linked / "commondir"
+            return (linked / common.read_text().strip()).resolve() if common.exists() else linked
+    return None

@@ -20,6 +20,7 @@ from qcore.permissions.settings_rules import (
 from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCallState
 from qcore.settings import load_settings
+from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
 from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
 from qcore.tools.edit import Edit
@@ -27,7 +28,6 @@ from qcore.tools.registry import ToolRegistry
 from qcore.tools.subjects import PathSubject, UrlSubject
 from qcore.tools.write_file import WriteFile
 from qcore.workspace import Workspace
-from tests.support.tools import ScriptedApprover
 
 QUESTION = EditConfirmation("Confirm", "f", "/f", None, "")
 

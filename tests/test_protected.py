@@ -127,7 +127,7 @@ async def run_write(root: Path, relative: str, mode: str, approver: object | Non
 async def test_auto_edit_and_allow_rules_ask_for_git_config_and_offer_no_always(tmp_path: Path) -> None:
     from qcore.permissions import Decision
     from qcore.scheduling import ToolCallState
-    from tests.support.tools import ScriptedApprover
+    from qcore.testing import ScriptedApprover
 
     (tmp_path / ".git").mkdir()
     approver = ScriptedApprover(Decision.reject("no"))

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.shell_runner import ShellChunk, SubprocessShellRunner, group_members
+from qcore.processes import group_members
+from qcore.shell_runner import ShellChunk, SubprocessShellRunner
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.shell import RunShellCommand, root_commands

@@ -51,6 +51,8 @@ class ConsoleApprover:
         parts = ["[y] yes, once"]
         if request.suggested_rules:
             parts.append("[a] always...")
+        elif request.no_rule:
+            parts.append(f"(no always: {request.no_rule})")
         if request.details.type == "mcp":
             parts.append(f"[v] always, every tool of {request.details.server_name}...")
         if request.details.type == "edit":

@@ -195,6 +195,7 @@ class ToolScheduler:
                 if details.type == "mcp"
                 else (),
                 arguments=call.args or {},
+                no_rule=subject.uncoverable() if subject is not None and not protected(details) else None,
             )
             chosen = await self._ask(request, signal)
             if chosen is None:

@@ -224,6 +224,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             self._keys.update(text)
             return
         if self.step == "choose":
+            if request.no_rule and not request.suggested_rules:
+                text.append(f"No “always” here: {request.no_rule}.\n", "dim")
             key("y", "yes, once")
             if request.suggested_rules:
                 key("a", "always…")

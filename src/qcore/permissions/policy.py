@@ -304,6 +304,8 @@ class PermissionPolicy:
         listed = ", ".join(f'"{rule}"' for rule in rules)
         why = f" ({protected(details)})" if protected(details) else ""
         remedy = f", or with the rule {listed} in permissions.allow in settings" if rules else ""
+        if not rules and subject is not None and (reason := subject.uncoverable()):
+            remedy = f"; no allow rule can cover it: {reason}"
         return (
             f'Permission to run "{tool.name}" was not granted: it needs approval{why} and this session cannot '
             f"ask (non-interactive, approval mode {self.mode.value}). It would run in approval mode {modes}"
@@ -316,5 +318,7 @@ class PermissionPolicy:
         """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
         if protected(details):
             return ApprovalMode.YOLO, ()
-        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
+        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
+        if not rules and (subject is None or subject.uncoverable() is None):
+            rules = [tool.name]
         return mode_that_allows(tool, details), tuple(rules)

@@ -77,7 +77,24 @@ def split_command(command: str | None, setting: str) -> list[str]:
         raise ValueError(f"{setting} {command!r} cannot be split into words: {error}") from None
     if not words:
         raise ValueError(f"{setting} is empty or contains only whitespace.")
+    shell_only = [word for word in words if word in _SHELL_OPERATORS]
+    if words[0] in _SHELL_BUILTINS or shell_only:
+        what = (
+            f"'{words[0]}' is a shell builtin"
+            if words[0] in _SHELL_BUILTINS
+            else f"'{shell_only[0]}' needs a shell"
+        )
+        raise ValueError(
+            f"{setting} {command!r} is run as one program with its arguments, without a shell, so {what}. "
+            "Name the program and its arguments (for example 'python3 tools/discover.py'), or put the line "
+            "in a script and name the script."
+        )
     return words
+
+
+_SHELL_BUILTINS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec"})
+_SHELL_OPERATORS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"})
+"""Words that only mean something to a shell: left in the argument list they would reach the program."""
 
 
 def prefixed_name(name: str, taken: Collection[str]) -> str:

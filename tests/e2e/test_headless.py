@@ -52,6 +52,7 @@ def test_default_mode_denies_the_edit_and_says_which_flag_allows_it(workdir: Wor
     assert (workdir.root / "app.py").read_bytes() == before
     assert workdir.git("status", "--porcelain") == ""
     assert "denied edit" in result.stderr and "--approval-mode auto-edit" in result.stderr
+    assert result.stderr.count("not granted") + result.stderr.count("needs approval") == 1  # said once
     denied = tool_messages(workdir.server.chat_requests[2].body)[-1]["content"]
     assert denied.startswith("Error (execution_denied):")
 

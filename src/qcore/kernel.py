@@ -244,10 +244,11 @@ class Kernel:
             return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
         return ""
 
-    async def restart(self) -> None:
-        """A fresh kernel: every variable is gone. A cell still running reports that it was restarted."""
+    async def restart(self, reason: str = "The Python kernel was restarted.") -> None:
+        """A fresh kernel: every variable is gone, and the next call says so (with ``reason``). A cell
+        still running reports that it was restarted."""
         await self._stop()
-        self._lost = ""
+        self._lost = reason
         await self.start()
 
     async def shutdown(self) -> None:
@@ -299,21 +300,21 @@ class Kernel:
         """Run ``code`` as one cell. ``input()`` fails at once (no stdin), a timeout or ``signal``
         interrupts the cell and keeps the kernel; raises ``KernelStartError`` when none can start."""
         async with self._lock:
-            lost = ""
             if self._state is KernelState.IDLE and self._manager and not await self._manager.is_alive():
                 exit_code = await self._manager.provisioner.poll() if self._manager.provisioner else None
                 self._state = KernelState.DEAD
                 self._lost = f"The Python kernel had stopped since the previous call (exit code {exit_code})."
             if self._state is KernelState.DEAD:
-                lost = self._lost or "The Python kernel had stopped."
                 await self._stop()
             await self.start()
             assert self._client is not None and self._manager is not None
-            run = Execution(
-                state_lost=f"{lost} A new kernel was started: variables, imports and other state from earlier calls are gone."
-                if lost
-                else ""
-            )
+            run = Execution()
+            if self._lost:
+                run.state_lost = (
+                    f"{self._lost} This is a new kernel: variables, imports and other state from earlier "
+                    "calls are gone."
+                )
+                self._lost = ""
             loop = asyncio.get_running_loop()
             stopped: list[Status] = []
 

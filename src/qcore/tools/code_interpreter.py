@@ -173,6 +173,11 @@ class CodeInterpreter(BaseTool[CodeInterpreterParams]):
                 "The user cancelled the run and it was interrupted; the kernel and its variables are kept. "
                 "Output so far is below."
             )
+        elif run.status == "restarted":
+            notes = [
+                run.state_lost
+                or "The kernel was restarted while this code ran; its variables are lost. Output so far is below."
+            ]
         elif run.status == "died":
             message = (
                 f"The Python kernel died while running this code (exit code {run.exit_code}); its variables "

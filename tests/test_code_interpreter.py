@@ -58,7 +58,9 @@ async def run(
     updates: list[ToolResultDisplay] | None = None,
 ) -> ToolResult:
     params = tool.build({"code": code})
-    return await tool.execute(params, signal or AbortSignal(), updates.append if updates is not None else None)
+    return await tool.execute(
+        params, signal or AbortSignal(), updates.append if updates is not None else None
+    )
 
 
 def kernel_tree(kernel: Kernel) -> list[int]:
@@ -82,7 +84,12 @@ def png(width: int = 3, height: int = 2) -> bytes:
 
     rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 # --- pure pieces ----------------------------------------------------------------------------------------
@@ -225,7 +232,10 @@ async def test_a_dead_kernel_is_reported_then_replaced_and_the_model_told(tool: 
     assert tool.kernel.state is KernelState.DEAD
     after = await run(tool, "x")
     assert "NameError" in after.text()
-    assert "died during the previous call" in after.text() and "state from earlier calls are gone" in after.text()
+    assert (
+        "died during the previous call" in after.text()
+        and "state from earlier calls are gone" in after.text()
+    )
     assert tool.kernel.pid != first_pid and tool.kernel.state is KernelState.IDLE
     again = await run(tool, "x = 2\nx")
     assert again.text() == "2"  # told once

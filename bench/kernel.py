@@ -6,9 +6,9 @@ of a call (params, rendering, the liveness poll, process tracking); the goal is 
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,8 +68,7 @@ async def _bare_times(root: Path) -> tuple[float, list[float]]:
 
     start = time.perf_counter()
     manager = AsyncKernelManager(kernel_name="python3")
-    with open(os.devnull, "w") as sink:
-        await manager.start_kernel(cwd=str(root), stdout=sink, stderr=sink)
+    await manager.start_kernel(cwd=str(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = manager.client()
     client.start_channels()
     try:

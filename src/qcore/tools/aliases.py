@@ -39,6 +39,11 @@ TOOL_NAME_ALIASES: Mapping[str, str] = {
     "run_command": "run_shell_command",
     "execute_command": "run_shell_command",
     "run_terminal_cmd": "run_shell_command",
+    "python": "code_interpreter",
+    "ipython": "code_interpreter",
+    "run_python": "code_interpreter",
+    "execute_python": "code_interpreter",
+    "python_interpreter": "code_interpreter",
     "fetch": "web_fetch",
     "todowrite": "todo_write",
 }
@@ -56,6 +61,7 @@ PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
     "directory": ("cwd", "working_directory", "workdir", "dir"),
     "timeout": ("timeout_ms",),
     "url": ("uri", "link"),
+    "code": ("source", "python_code", "cell", "script"),
 }
 
 

@@ -40,6 +40,7 @@ from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
 
 if TYPE_CHECKING:
+    from qcore.kernel import Kernel
     from qcore.permissions.sandbox import Sandbox
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
@@ -99,6 +100,8 @@ class ToolContext:
     """What confines commands that run unasked; None: the best this machine offers, found on first use."""
     shell_runner: ShellRunner | None = None
     """How commands run; None: each tool that runs commands makes the default runner with ``sandbox``."""
+    kernel: Kernel | None = None
+    """The session's Python kernel for ``code_interpreter``; None: the tool makes one from the settings."""
 
 
 def snake_case(name: str) -> str:
@@ -265,6 +268,10 @@ class BaseTool(Generic[P]):
         self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
         raise NotImplementedError(f"{type(self).__name__}.execute")
+
+    def warm(self) -> None:
+        """Called once the session runs inside an event loop: start what the tool owns in the background
+        if it wants to (the code interpreter's kernel, when a setting asks). Nothing by default."""
 
     async def aclose(self) -> None:
         """Release what the tool owns (a kernel, a server, processes its calls left running); the session

@@ -17,6 +17,7 @@ BUILTIN_TOOL_CLASSES: tuple[tuple[str, str], ...] = (
     ("qcore.tools.write_file", "WriteFile"),
     ("qcore.tools.read_many_files", "ReadManyFiles"),
     ("qcore.tools.shell", "RunShellCommand"),
+    ("qcore.tools.code_interpreter", "CodeInterpreter"),
     ("qcore.tools.memory", "SaveMemory"),
     ("qcore.tools.todo", "TodoWrite"),
     ("qcore.tools.web_fetch", "WebFetch"),

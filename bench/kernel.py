@@ -24,7 +24,7 @@ STARTS = 3
 async def _tool_times(root: Path) -> tuple[float, list[float]]:
     from qcore.abort import AbortSignal
     from qcore.tools.base import ToolContext
-    from qcore.tools.code_interpreter import CodeInterpreter
+    from qcore.tools.builtin.code_interpreter import CodeInterpreter
     from qcore.workspace import Workspace
 
     tool = CodeInterpreter(ToolContext(Workspace([root], temp_dir=root / "tmp")))

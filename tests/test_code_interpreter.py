@@ -24,7 +24,7 @@ from qcore.permissions.rules import Rule, RuleKind, RuleSource
 from qcore.runtime import create_session
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext
-from qcore.tools.code_interpreter import CodeInterpreter, unwrap_code
+from qcore.tools.builtin.code_interpreter import CodeInterpreter, unwrap_code
 from qcore.tools.confirmation import ToolConfirmationOutcome
 from qcore.tools.results import ImageDisplay, ToolResult, ToolResultDisplay
 from qcore.workspace import Workspace

@@ -21,7 +21,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.discovery.mcp import McpManager, McpServerStatus, McpTool, mcp_tool_name, servers_from_settings
-from qcore.discovery.mcp_config import MAX_TOOL_NAME_LENGTH, disambiguated_tool_name, parse_server_command
+from qcore.discovery.mcp.config import MAX_TOOL_NAME_LENGTH, disambiguated_tool_name, parse_server_command
 from qcore.settings.model import McpServerConfig, Settings
 from qcore.tools.base import ToolParamsError
 from qcore.tools.confirmation import McpConfirmation

@@ -109,8 +109,8 @@ async def run_write(root: Path, relative: str, mode: str, approver: object | Non
     from qcore.permissions.rules import Rule, RuleKind, RuleSource
     from qcore.scheduler import ToolScheduler
     from qcore.tools.base import ToolContext
+    from qcore.tools.builtin.write_file import WriteFile
     from qcore.tools.registry import ToolRegistry
-    from qcore.tools.write_file import WriteFile
     from qcore.workspace import Workspace
 
     registry = ToolRegistry()

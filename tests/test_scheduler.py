@@ -12,8 +12,8 @@ from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCallState
 from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import Edit
 from qcore.tools.confirmation import ToolConfirmationOutcome
-from qcore.tools.edit import Edit
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType
 from qcore.workspace import Workspace

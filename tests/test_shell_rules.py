@@ -13,7 +13,7 @@ from qcore.abort import AbortSignal
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
 from qcore.tools.base import ToolContext
-from qcore.tools.shell import RunShellCommand
+from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.subjects import ShellSubject
 from qcore.workspace import Workspace
 

@@ -11,8 +11,8 @@ from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
 from qcore.shell_runner import ShellChunk
 from qcore.testing import FakeRunner, ScriptedApprover, ScriptedLLM, reply, shell_result
 from qcore.tools.base import ToolContext
+from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.shell import RunShellCommand
 from qcore.workspace import Workspace
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from qcore.agent import Session
 from qcore.context_files import ContextFiles, load_context
+from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
 from qcore.events import EventBus, ToolSourceUpdate
 from qcore.llm.types import LLMClient
@@ -19,7 +20,6 @@ from qcore.prompt import build_system_prompt
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import builtin_tools
-from qcore.tools.plugins import load_plugin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.truncation import OutputLimits
 from qcore.workspace import Workspace

@@ -12,8 +12,8 @@ import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from qcore.tools.aliases import canonical_tool_name
 from qcore.tools.base import AnyTool
+from qcore.tools.names import canonical_tool_name
 
 LEGACY_ALIASES = {
     "search_file_content": "grep_search",

@@ -27,8 +27,7 @@ from pydantic import Field
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
-from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import (
+from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
     GlobSyntaxError,
     SearchCancelled,
@@ -43,6 +42,7 @@ from qcore.tools.search_common import (
     run_process,
     walk_entries,
 )
+from qcore.tools.results import ToolErrorType, ToolResult
 
 GlobBackend = Literal["auto", "ripgrep", "python"]
 MAX_FILES = 100

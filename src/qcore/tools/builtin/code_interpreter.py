@@ -21,6 +21,7 @@ from qcore.kernel import Execution, Kernel, KernelOutput, KernelStartError
 from qcore.settings.model import CodeInterpreterSettings
 from qcore.storage import project_temp_dir
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
+from qcore.tools.builtin.shell import UPDATE_INTERVAL_SECONDS, _Throttle, strip_ansi
 from qcore.tools.confirmation import CodeConfirmation
 from qcore.tools.results import (
     ImageDisplay,
@@ -31,7 +32,6 @@ from qcore.tools.results import (
     ToolResult,
     ToolResultDisplay,
 )
-from qcore.tools.shell import UPDATE_INTERVAL_SECONDS, _Throttle, strip_ansi
 
 DEFAULT_TIMEOUT_MS = 120_000
 IMAGE_TYPES = {"image/png": "png", "image/jpeg": "jpg"}

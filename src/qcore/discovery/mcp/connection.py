@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 
 from qcore._version import __version__
 from qcore.abort import AbortSignal
-from qcore.discovery.mcp_config import (
+from qcore.discovery.mcp.config import (
     command_line,
     connect_timeout,
     mcp_tool_name,
@@ -30,9 +30,9 @@ from qcore.discovery.mcp_config import (
     tool_enabled,
     transport_of,
 )
-from qcore.discovery.mcp_status import McpServerState, McpServerStatus, StderrLog
-from qcore.discovery.mcp_tool import McpCallError, McpTool, ProgressCallback
-from qcore.discovery.mcp_transport import (
+from qcore.discovery.mcp.status import McpServerState, McpServerStatus, StderrLog
+from qcore.discovery.mcp.tool import McpCallError, McpTool, ProgressCallback
+from qcore.discovery.mcp.transport import (
     SetupError,
     WatchedStream,
     all_pages,

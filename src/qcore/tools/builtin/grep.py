@@ -28,8 +28,7 @@ from pydantic import Field
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
-from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import (
+from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
     FileFilter,
     GlobSyntaxError,
@@ -47,6 +46,7 @@ from qcore.tools.search_common import (
     stream_process,
     walk_entries,
 )
+from qcore.tools.results import ToolErrorType, ToolResult
 
 Backend = Literal["auto", "ripgrep", "git", "python"]
 MAX_LINE_CHARS = 500

@@ -35,7 +35,7 @@ from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analy
 from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
-from qcore.tools.registry import tool_aliases
+from qcore.tools.names import tool_aliases
 
 if TYPE_CHECKING:
     from qcore.tools.subjects import Subject

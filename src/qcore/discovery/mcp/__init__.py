@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from qcore.discovery.mcp.config import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
-    disambiguated_tool_name,
-    mcp_tool_name,
     server_disabled_reason,
     servers_from_settings,
     tool_enabled,
@@ -32,6 +30,7 @@ from qcore.discovery.mcp.status import McpServerState, McpServerStatus
 from qcore.discovery.mcp.tool import McpArguments, McpCallError, McpTool, map_call_result, progress_text
 from qcore.discovery.mcp.transport import all_pages
 from qcore.settings.model import McpServerConfig
+from qcore.tools.names import disambiguated_tool_name, mcp_tool_name
 from qcore.tools.results import InlineDataPart, Part, TextPart
 
 if TYPE_CHECKING:

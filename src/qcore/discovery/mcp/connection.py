@@ -24,7 +24,6 @@ from qcore.abort import AbortSignal
 from qcore.discovery.mcp.config import (
     command_line,
     connect_timeout,
-    mcp_tool_name,
     request_timeout,
     server_cwd,
     tool_enabled,
@@ -43,6 +42,7 @@ from qcore.discovery.mcp.transport import (
     open_transport,
 )
 from qcore.settings.model import McpServerConfig
+from qcore.tools.names import mcp_tool_name
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,14 @@ from qcore.abort import AbortSignal
 from qcore.agent import Session
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
 from qcore.shell_runner import ShellChunk
-from qcore.testing import FakeRunner, ScriptedApprover, ScriptedLLM, reply, shell_result
+from qcore.testing import (
+    FakeRunner,
+    RecordingProcessRunner,
+    ScriptedApprover,
+    ScriptedLLM,
+    reply,
+    shell_result,
+)
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.registry import ToolRegistry
@@ -18,7 +25,8 @@ from qcore.workspace import Workspace
 
 def test_the_public_names_are_pinned() -> None:
     assert sorted(qcore.testing.__all__) == [
-        "FakeRunner", "RanCommand", "ScriptedApprover", "ScriptedLLM", "reply", "shell_result",
+        "FakeRunner", "RanCommand", "RecordingProcessRunner", "ScriptedApprover", "ScriptedLLM", "reply",
+        "shell_result",
     ]  # fmt: skip
 
 
@@ -64,3 +72,36 @@ async def test_the_fake_runner_streams_answers_and_honours_an_aborted_signal(tmp
     started = await runner.start_background("serve", tmp_path, tmp_path / "logs" / "serve.log")
     assert started.log_path.read_text() == "ok"
     assert [ran.background for ran in runner.ran] == [False, False, False, True]
+
+
+async def test_search_and_discovered_tools_run_their_programs_through_the_context(tmp_path: Path) -> None:
+    """``ToolContext.run_process`` is the one seam: grep, glob and a discovered tool all go through it."""
+    import shutil
+    import sys
+
+    from qcore.discovery.command import discover_tools
+    from qcore.tools.builtin.glob import Glob
+    from qcore.tools.builtin.grep import GrepSearch
+
+    (tmp_path / "a.py").write_text("needle = 1\n")
+    runner = RecordingProcessRunner()
+    context = ToolContext(Workspace([tmp_path]), run_process=runner)
+    grep, glob = GrepSearch(context), Glob(context)
+    found = await grep.execute(grep.build({"pattern": "needle"}), AbortSignal())
+    assert "a.py" in found.text()
+    listed = await glob.execute(glob.build({"pattern": "**/*.py"}), AbortSignal())
+    assert "a.py" in listed.text()
+    if shutil.which("rg"):
+        assert [argv[0] for argv, _ in runner.ran].count(shutil.which("rg")) == 2
+    script = tmp_path / "declare.py"
+    script.write_text('print(\'[{"name": "hi", "parameters": {"type": "object"}}]\')\n')
+    result = await discover_tools(f"{sys.executable} {script}", "true", cwd=tmp_path, runner=runner)
+    assert [tool.name for tool in result.tools] == ["hi"], result.problems
+    assert runner.ran[-1][0][0] == sys.executable
+    if not shutil.which("rg"):
+        return  # without rg, grep searches in Python and runs nothing
+    refusing = RecordingProcessRunner(refuse=True)
+    failed = await GrepSearch(ToolContext(Workspace([tmp_path]), run_process=refusing)).execute(
+        grep.build({"pattern": "needle"}), AbortSignal()
+    )
+    assert refusing.ran and "could not start" in failed.text() and "refused by the test" in failed.text()

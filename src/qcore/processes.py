@@ -22,7 +22,7 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from signal import SIGKILL, SIGTERM, Signals
@@ -44,6 +44,11 @@ _THREAD_READ_SIZE = 1 << 20
 _POLL_SECONDS = 0.02
 
 Consumer = Callable[[bytes], None]
+
+
+ProcessRunner = Callable[..., Awaitable["Ended"]]
+"""What runs a program for a tool: ``run_group`` itself, or a stand-in with its arguments that a test or
+a front end passes through ``ToolContext.run_process``."""
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,12 @@ def create_session(
     sources = None
     if settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command:
         sources = ToolSources(
-            setup.registry, settings, workspace.root, events.emit, _mcp_manager(settings, workspace, events)
+            setup.registry,
+            settings,
+            workspace.root,
+            events.emit,
+            _mcp_manager(settings, workspace, events),
+            runner=context.run_process,
         )
     session = Session(
         llm=llm,

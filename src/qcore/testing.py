@@ -1,5 +1,6 @@
 """Test doubles for the engine's seams, for plugin authors and for our own tests: a scripted model, a
-scripted approver and a fake shell runner. With them a whole ``Session`` turn runs with no server, no
+scripted approver, a fake shell runner, and a process runner that records what search and discovered
+tools run (``ToolContext.run_process``). With them a whole ``Session`` turn runs with no server, no
 person and no process::
 
     runner = FakeRunner({"make test": "3 passed"})
@@ -20,7 +21,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
 from qcore.llm.scripted import ScriptedLLM, reply
@@ -29,8 +30,17 @@ from qcore.shell_runner import BackgroundProcess, OutputListener, ShellChunk, Sh
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Sandbox, SandboxProfile
+    from qcore.processes import Ended
 
-__all__ = ["FakeRunner", "RanCommand", "ScriptedApprover", "ScriptedLLM", "reply", "shell_result"]
+__all__ = [
+    "FakeRunner",
+    "RanCommand",
+    "RecordingProcessRunner",
+    "ScriptedApprover",
+    "ScriptedLLM",
+    "reply",
+    "shell_result",
+]
 
 
 class ScriptedApprover:
@@ -149,3 +159,20 @@ if TYPE_CHECKING:
     from qcore.shell_runner import ShellRunner
 
     _fits: ShellRunner = FakeRunner()  # mypy checks that the fake keeps the protocol's shape
+
+
+class RecordingProcessRunner:
+    """A ``ToolContext.run_process`` that records each program's argv and folder, then runs it for real
+    (or, given ``refuse``, raises ``OSError`` as a program that cannot start does)."""
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.ran: list[tuple[tuple[str, ...], Path]] = []
+        self.refuse = refuse
+
+    async def __call__(self, argv: Sequence[str], /, *, cwd: Path, **options: Any) -> Ended:
+        self.ran.append((tuple(argv), cwd))
+        if self.refuse:
+            raise OSError(f"{argv[0]}: refused by the test")
+        from qcore.processes import run_group
+
+        return await run_group(argv, cwd=cwd, **options)

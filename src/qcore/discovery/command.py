@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from qcore.abort import AbortSignal
 from qcore.discovery.subprocess_io import Captured, run_captured
 from qcore.process_tracker import ProcessTracker
+from qcore.processes import ProcessRunner, run_group
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
@@ -238,11 +239,13 @@ async def discover_tools(
     signal: AbortSignal | None = None,
     call_timeout: float = 120.0,
     processes: ProcessTracker | None = None,
+    runner: ProcessRunner | None = None,
 ) -> DiscoveryResult:
     """Run the discovery command and build one tool per valid declaration. Never raises for anything the
     command (or the settings) get wrong: those are ``problems``. ``processes`` is handed whatever the
     command and the tools' calls leave running."""
     started = time.monotonic()
+    runner = runner or run_group
     result = DiscoveryResult()
     try:
         words = split_command(discovery_command, "tools.discoveryCommand")
@@ -259,6 +262,7 @@ async def discover_tools(
         max_output=max_output,
         signal=signal,
         processes=processes,
+        runner=runner,
     )
     what = f"Tool discovery command {discovery_command!r}"
     reason = _failure_reason(run, what, max_output, timeout)
@@ -288,6 +292,7 @@ async def discover_tools(
                     time_limit=call_timeout,
                     max_output=max_output,
                     processes=processes,
+                    runner=runner,
                 )
             )
     result.duration = time.monotonic() - started
@@ -321,8 +326,10 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
         time_limit: float = 120.0,
         max_output: int = DEFAULT_MAX_OUTPUT,
         processes: ProcessTracker | None = None,
+        runner: ProcessRunner = run_group,
     ) -> None:
         super().__init__()
+        self.runner = runner
         self.processes = processes
         """Handed whatever a call leaves running; its owner ends them."""
         self.name = name
@@ -372,6 +379,7 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
             max_output=self.max_output,
             signal=signal,
             processes=self.processes,
+            runner=self.runner,
         )
         reason = _failure_reason(run, f"{self.command_line}", self.max_output, self.time_limit)
         if reason is None:

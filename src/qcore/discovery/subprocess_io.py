@@ -19,7 +19,7 @@ from pathlib import Path
 
 from qcore.abort import AbortSignal
 from qcore.process_tracker import ProcessTracker
-from qcore.processes import KILL_GRACE_SECONDS, run_group
+from qcore.processes import KILL_GRACE_SECONDS, ProcessRunner, run_group
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,7 @@ async def run_captured(
     signal: AbortSignal | None = None,
     kill_grace: float = KILL_GRACE_SECONDS,
     processes: ProcessTracker | None = None,
+    runner: ProcessRunner = run_group,
 ) -> Captured:
     """Run ``argv`` in ``cwd`` (``env`` None: this process's environment) until it exits, ``time_limit``
     seconds pass, ``signal`` aborts or a stream passes ``max_output`` bytes. Never raises for what the
@@ -88,7 +89,7 @@ async def run_captured(
     overflow: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     out, err = _Capped(max_output, overflow), _Capped(max_output, overflow)
     try:
-        ended = await run_group(
+        ended = await runner(
             argv,
             cwd=cwd,
             env=env,

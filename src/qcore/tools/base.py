@@ -42,6 +42,7 @@ from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolRes
 if TYPE_CHECKING:
     from qcore.kernel import Kernel
     from qcore.permissions.sandbox import Sandbox
+    from qcore.processes import ProcessRunner
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
     from qcore.tools.subjects import Subject
@@ -102,6 +103,16 @@ class ToolContext:
     """How commands run; None: each tool that runs commands makes the default runner with ``sandbox``."""
     kernel: Kernel | None = None
     """The session's Python kernel for ``code_interpreter``; None: the tool makes one from the settings."""
+    run_process: ProcessRunner | None = None
+    """How search and discovered tools run their programs; None: ``qcore.processes.run_group``. (The
+    temp folder a tool may write to is ``workspace.temp_dir``.)"""
+
+    def process_runner(self) -> ProcessRunner:
+        if self.run_process is not None:
+            return self.run_process
+        from qcore.processes import run_group
+
+        return run_group
 
 
 def snake_case(name: str) -> str:

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
+from qcore.processes import run_group
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
 from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
@@ -169,7 +170,12 @@ class Glob(BaseTool[GlobParams]):
         if depth is not None:
             argv += ["--max-depth", str(depth)]
         done = await run_process(
-            [*argv, "--", relative], cwd=root, signal=signal, time_limit=self.timeout, max_bytes=1 << 30
+            [*argv, "--", relative],
+            cwd=root,
+            signal=signal,
+            time_limit=self.timeout,
+            max_bytes=1 << 30,
+            runner=self.context.process_runner() if self.context else run_group,
         )
         prefix = f"{root}/" if root != Path("/") else "/"
         names = [prefix + os.fsdecode(name).removeprefix("./") for name in done.stdout.split(b"\0") if name]

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from qcore.abort import AbortSignal
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
-from qcore.processes import Ended, InThread, run_group
+from qcore.processes import Ended, InThread, ProcessRunner, run_group
 from qcore.tools.base import AnyTool
 
 MAGIC_CHARS = frozenset("*?[{\\")
@@ -289,7 +289,13 @@ class ProcessOutput:
 
 
 async def run_process(
-    argv: Sequence[str], *, cwd: Path, signal: AbortSignal, time_limit: float, max_bytes: int
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    signal: AbortSignal,
+    time_limit: float,
+    max_bytes: int,
+    runner: ProcessRunner = run_group,
 ) -> ProcessOutput:
     """Run ``argv`` and collect its output, ending it on abort, on timeout or past ``max_bytes``.
 
@@ -309,7 +315,7 @@ async def run_process(
 
         watcher = asyncio.ensure_future(watch_size())
         try:
-            ended = await _run(argv, cwd, signal, time_limit, stdout=out, stderr=err, stop=capped)
+            ended = await _run(runner, argv, cwd, signal, time_limit, stdout=out, stderr=err, stop=capped)
         finally:
             watcher.cancel()
         out.seek(0)
@@ -326,6 +332,7 @@ async def stream_process(
     signal: AbortSignal,
     time_limit: float,
     consume: Callable[[bytes], None],
+    runner: ProcessRunner = run_group,
 ) -> tuple[int, str]:
     """Run ``argv``, handing its output to ``consume`` in chunks as it comes; (exit status, stderr).
 
@@ -334,17 +341,20 @@ async def stream_process(
     loop. The process is ended on abort, on timeout, or when ``consume`` raises (which propagates).
     """
     with tempfile.TemporaryFile() as err:
-        ended = await _run(argv, cwd, signal, time_limit, stdout=InThread(consume), stderr=err)
+        ended = await _run(runner, argv, cwd, signal, time_limit, stdout=InThread(consume), stderr=err)
         return _returncode(ended), _message(err)
 
 
 async def _run(
-    argv: Sequence[str], cwd: Path, signal: AbortSignal, time_limit: float, **streams: Any
+    runner: ProcessRunner,
+    argv: Sequence[str],
+    cwd: Path,
+    signal: AbortSignal,
+    time_limit: float,
+    **streams: Any,
 ) -> Ended:
     try:
-        ended = await run_group(
-            argv, cwd=cwd, time_limit=time_limit, signal=signal, kill_grace=0.0, **streams
-        )
+        ended = await runner(argv, cwd=cwd, time_limit=time_limit, signal=signal, kill_grace=0.0, **streams)
     except OSError as error:
         raise SearchFailed(f"could not start {argv[0]}: {error.strerror or error}") from None
     if ended.timed_out:

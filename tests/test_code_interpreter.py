@@ -323,3 +323,24 @@ async def test_a_configured_interpreter_runs_the_kernel(root: Path) -> None:
         assert tool.kernel.interpreter == sys.executable
     finally:
         await tool.aclose()
+
+
+def test_a_cells_messages_become_ordered_outputs_without_a_kernel() -> None:
+    from qcore.kernel_output import Execution, take_message
+
+    def message(kind: str, **content: object) -> dict[str, object]:
+        return {"msg_type": kind, "content": content}
+
+    run, seen = Execution(), []
+    stream = [
+        message("status", execution_state="busy"),
+        message("stream", name="stdout", text="a"),
+        message("stream", name="stdout", text="b\n"),
+        message("display_data", data={"text/plain": "1"}),
+        message("error", ename="KeyboardInterrupt", evalue="", traceback=[]),
+    ]
+    assert not any(take_message(m, run, seen.append, True) for m in stream)
+    assert [(o.kind, o.text) for o in run.outputs] == [("stream", "ab\n"), ("data", "")]
+    assert len(seen) == 3 and run.status == "ok"  # our own interrupt is not the cell's error
+    assert not take_message(message("error", ename="ValueError", evalue="x", traceback=[]), run, None, False)
+    assert run.status == "error" and take_message(message("status", execution_state="idle"), run, None, False)

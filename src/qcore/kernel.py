@@ -9,7 +9,8 @@ and says that the earlier state is gone.
 Nothing outlives qcli: the kernel's environment carries a ``ProcessTracker`` token (so it and whatever
 its code starts can be found and ended), qcli's exit hook ends it as a descendant, and ipykernel's
 parent poller ends it if qcli is killed outright. Its stderr and stdout go to a log file, never to the
-terminal. ``jupyter_client`` is imported on first start: importing this module costs nothing.
+terminal. ``jupyter_client`` is imported on first start: importing this module costs nothing. What a
+cell's messages become is ``qcore.kernel_output``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import os
 import queue
 import sys
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.kernel_output import Execution, KernelOutput, OnOutput, Status, take_message
 from qcore.process_tracker import ProcessTracker
 
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ INTERRUPT_GRACE_SECONDS = 5.0
 """After an interrupt, how long the cell may take to stop before the kernel is restarted instead."""
 SHUTDOWN_WAIT_SECONDS = 1.0
 
+__all__ = ["Execution", "Kernel", "KernelOutput", "KernelStartError", "KernelState"]
+
 
 class KernelState(StrEnum):
     NOT_STARTED = "not started"
@@ -51,38 +53,6 @@ class KernelState(StrEnum):
 
 class KernelStartError(RuntimeError):
     """The kernel could not start; the message says why and what to change."""
-
-
-@dataclass(frozen=True)
-class KernelOutput:
-    """One piece of a cell's output, in the order the kernel sent it."""
-
-    kind: Literal["stream", "data", "error"]
-    name: str = ""
-    """``stdout`` / ``stderr`` for a stream; the exception's class for an error."""
-    text: str = ""
-    """A stream's text; an error's value."""
-    data: dict[str, Any] = field(default_factory=dict)
-    """A display's MIME bundle (``text/plain``, ``image/png`` as base64 ...)."""
-    traceback: tuple[str, ...] = ()
-
-
-Status = Literal["ok", "error", "timeout", "cancelled", "died", "restarted"]
-
-
-@dataclass
-class Execution:
-    """What one ``execute`` produced and how it ended."""
-
-    outputs: list[KernelOutput] = field(default_factory=list)
-    status: Status = "ok"
-    exit_code: int | None = None
-    """When the kernel died during the cell."""
-    state_lost: str = ""
-    """Said when a fresh kernel replaced one that had died or was restarted: its variables are gone."""
-
-
-OnOutput = Callable[[KernelOutput], None]
 
 
 class Kernel:
@@ -357,7 +327,7 @@ class Kernel:
                     raise
             else:
                 mine = message["parent_header"].get("msg_id") == msg_id
-                if mine and self._handle(message, run, on_output, bool(stopped)):
+                if mine and take_message(message, run, on_output, bool(stopped)):
                     break
                 continue
             # Quiet for a moment (or the channel closed): is the kernel still there, and still ours?
@@ -375,24 +345,6 @@ class Kernel:
         with contextlib.suppress(queue.Empty):  # the reply follows idle closely; drop it so none pile up
             while (await client.get_shell_msg(timeout=1.0))["parent_header"].get("msg_id") != msg_id:
                 pass
-
-    @staticmethod
-    def _handle(message: dict[str, Any], run: Execution, on_output: OnOutput | None, stopped: bool) -> bool:
-        """Take one iopub message of the cell; True when the kernel is idle again (the cell is over)."""
-        kind, content = message["msg_type"], message["content"]
-        if kind == "status":
-            return bool(content.get("execution_state") == "idle")
-        output = _output(kind, content)
-        if output is None:
-            return False
-        if output.kind == "error":
-            if stopped and output.name == "KeyboardInterrupt":
-                return False  # our own interrupt: the caller says so in its own words
-            run.status = "error"
-        _append(run.outputs, output)
-        if on_output is not None:
-            on_output(output)
-        return False
 
     async def _died(self, run: Execution, manager: AsyncKernelManager) -> None:
         code = None
@@ -433,27 +385,3 @@ def _spec_manager(python: str) -> Any:
             )
 
     return OneSpec()
-
-
-def _output(kind: str, content: dict[str, Any]) -> KernelOutput | None:
-    if kind == "stream":
-        return KernelOutput("stream", name=content.get("name", "stdout"), text=content.get("text", ""))
-    if kind in ("execute_result", "display_data"):
-        return KernelOutput("data", data=dict(content.get("data") or {}))
-    if kind == "error":
-        return KernelOutput(
-            "error",
-            name=content.get("ename", "Error"),
-            text=content.get("evalue", ""),
-            traceback=tuple(content.get("traceback") or ()),
-        )
-    return None
-
-
-def _append(outputs: list[KernelOutput], output: KernelOutput) -> None:
-    """Consecutive text on one stream is one output."""
-    last = outputs[-1] if outputs else None
-    if last is not None and output.kind == last.kind == "stream" and output.name == last.name:
-        outputs[-1] = KernelOutput("stream", name=last.name, text=last.text + output.text)
-    else:
-        outputs.append(output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -73,3 +74,44 @@ async def test_the_signal_keeps_no_waiter_after_a_race() -> None:
         await signal.race(work())
     await asyncio.sleep(0)  # the cancelled waiters unwind on the next turn of the loop
     assert signal._waiters == []
+
+
+async def test_a_result_nobody_wants_any_more_is_discarded() -> None:
+    """The signal wins a tie, and what the work made (a stream just opened) goes to ``discard``."""
+    signal = AbortSignal()
+    discarded: list[str] = []
+
+    async def discard(value: str) -> None:
+        discarded.append(value)
+
+    async def work() -> str:
+        signal.abort()  # the abort lands as the work finishes
+        return "stream"
+
+    assert await signal.race(work(), discard=discard) is None
+    assert discarded == ["stream"]
+
+
+async def test_a_cancelled_caller_leaves_no_result_behind() -> None:
+    signal = AbortSignal()
+    discarded: list[str] = []
+    started = asyncio.Event()
+
+    async def discard(value: str) -> None:
+        discarded.append(value)
+
+    async def work() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        finally:
+            return "late stream"  # noqa: B012 - finishing anyway is the case under test
+
+    caller = asyncio.ensure_future(signal.race(work(), discard=discard))
+    await started.wait()
+    caller.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await caller
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert discarded == ["late stream"]

@@ -82,8 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["mcp"]:  # a subcommand, as in Qwen Code: qcli mcp list | add | remove
+        from qcli.mcp_command import run_mcp
+        from qcore.process_tracker import end_children_on_exit
+
+        end_children_on_exit()
+        return run_mcp(words[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     if args.version:
         print(__version__)
         if args.verbose:

@@ -1,0 +1,169 @@
+"""``qcli mcp list | add | remove``: manage MCP servers the way Qwen Code's and Claude Code's commands do.
+
+``add`` writes ``mcpServers.<name>`` to the project's ``.qwen/settings.json`` (``--scope project``, the
+default, as in Qwen Code) or the user's ``~/.qwen/settings.json``, keeping the file's comments and layout;
+``remove`` takes it out again; ``list`` connects to every configured server (each up to its own timeout)
+and says, per server, connected with its tool count, or failed and why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="qcli mcp", description="Manage MCP servers in settings.json.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="connect to every configured server and show its state and tools")
+    add = commands.add_parser(
+        "add",
+        help="add a server: NAME COMMAND [ARGS...] (stdio), or NAME --url URL (SSE) / --http-url URL (HTTP)",
+    )
+    add.add_argument("name")
+    add.add_argument("command_line", nargs="*", metavar="COMMAND [ARGS...]")
+    add.add_argument("--url", help="an SSE server's URL")
+    add.add_argument("--http-url", help="a streamable HTTP server's URL")
+    add.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
+    add.add_argument("-H", "--header", action="append", default=[], metavar="'Name: value'")
+    add.add_argument("--timeout", type=int, metavar="MS", help="request timeout in milliseconds")
+    add.add_argument("--trust", action="store_true", help="run this server's tools without asking")
+    remove = commands.add_parser("remove", help="remove a server from settings")
+    remove.add_argument("name")
+    for sub in (add, remove):
+        sub.add_argument("-s", "--scope", choices=("project", "user"), default="project")
+    return parser
+
+
+def settings_file(scope: str, cwd: Path) -> Path:
+    return (Path.home() if scope == "user" else cwd) / ".qwen" / "settings.json"
+
+
+_VALUED = {"--url", "--http-url", "-e", "--env", "-H", "--header", "--timeout", "-s", "--scope"}
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """For ``add``: the options and NAME, and the server's command line after them (everything from the
+    first word after NAME, or after ``--``), so the server's own flags (``npx -y ...``) stay its own."""
+    if argv[:1] != ["add"]:
+        return argv, []
+    seen_name = False
+    at = 1
+    while at < len(argv):
+        word = argv[at]
+        if word == "--":
+            return argv[:at], argv[at + 1 :]
+        if word.startswith("-"):
+            at += 2 if word in _VALUED else 1
+            continue
+        if seen_name:
+            return argv[:at], argv[at:]
+        seen_name = True
+        at += 1
+    return argv, []
+
+
+def run_mcp(argv: list[str], cwd: Path | None = None) -> int:
+    parser = build_parser()
+    options, command_line = _split_command(argv)
+    args = parser.parse_args(options)
+    if args.command == "add" and command_line:
+        args.command_line = command_line
+    cwd = cwd or Path.cwd()
+    try:
+        if args.command == "list":
+            return asyncio.run(_list(cwd))
+        if args.command == "add":
+            return _add(parser, args, cwd)
+        return _remove(args, cwd)
+    except (OSError, ValueError, RuntimeError) as error:
+        sys.stderr.write(f"qcli mcp: {error}\n")
+        return EXIT_ERROR
+
+
+def _entry(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    given = [bool(args.command_line), bool(args.url), bool(args.http_url)]
+    if sum(given) != 1:
+        parser.error("give exactly one of: a command (with its arguments), --url or --http-url")
+    entry: dict[str, Any]
+    if args.command_line:
+        words = args.command_line
+        entry = {"command": words[0], **({"args": words[1:]} if words[1:] else {})}
+    elif args.url:
+        entry = {"url": args.url}
+    else:
+        entry = {"httpUrl": args.http_url}
+    env = {}
+    for pair in args.env:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            parser.error(f"--env takes KEY=VALUE, not {pair!r}")
+        env[key] = value
+    if env:
+        entry["env"] = env
+    headers = {}
+    for header in args.header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            parser.error(f"--header takes 'Name: value', not {header!r}")
+        headers[name.strip()] = value.strip()
+    if headers:
+        entry["headers"] = headers
+    if args.timeout is not None:
+        entry["timeout"] = args.timeout
+    if args.trust:
+        entry["trust"] = True
+    return entry
+
+
+def _add(parser: argparse.ArgumentParser, args: argparse.Namespace, cwd: Path) -> int:
+    from qcore.settings.object_writer import set_member
+
+    entry = _entry(parser, args)
+    path = settings_file(args.scope, cwd)
+    replaced = set_member(path, ("mcpServers", args.name), entry)
+    print(f"{'Updated' if replaced else 'Added'} MCP server '{args.name}' in {path} ({args.scope} scope).")
+    return EXIT_OK
+
+
+def _remove(args: argparse.Namespace, cwd: Path) -> int:
+    from qcore.settings.object_writer import remove_member
+
+    path = settings_file(args.scope, cwd)
+    if not remove_member(path, ("mcpServers", args.name)):
+        sys.stderr.write(f"qcli mcp: no server '{args.name}' in {path} ({args.scope} scope)\n")
+        return EXIT_ERROR
+    print(f"Removed MCP server '{args.name}' from {path}.")
+    return EXIT_OK
+
+
+async def _list(cwd: Path) -> int:
+    from qcore.discovery.mcp import McpManager
+    from qcore.settings import load_settings
+
+    loaded = load_settings(cwd)
+    for problem in loaded.problems:
+        sys.stderr.write(f"qcli mcp: settings: {problem}\n")
+    for held in loaded.held_back:
+        sys.stderr.write(f"qcli mcp: held back (folder not trusted): {held}\n")
+    manager = McpManager.from_settings(loaded.settings, cwd)
+    async with manager:
+        statuses = await manager.wait_ready()
+    if not statuses:
+        print("No MCP servers configured.")
+        return EXIT_OK
+    for status in statuses:
+        where = status.command or status.url or ""
+        if status.state == "connected":
+            counts = f"{status.tool_count} tool{'s' if status.tool_count != 1 else ''}"
+            if status.prompt_count:
+                counts += f", {status.prompt_count} prompts"
+            print(f"{status.name}: connected ({counts}) - {where}")
+        else:
+            print(f"{status.name}: {status.state}: {status.reason or 'no reason given'} - {where}")
+    return EXIT_OK if all(s.state in ("connected", "disabled") for s in statuses) else EXIT_ERROR

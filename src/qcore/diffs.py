@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from qcore.diff_align import Change, changed_runs
+from qcore.line_endings import Region
 from qcore.text_lines import TextLines
 from qcore.tools.results import DiffStat, FileDiff
 
@@ -191,10 +192,6 @@ def _common_tail(a: str, b: str, limit: int) -> int:
         else:
             step = size // 2
     return shared
-
-
-Region = tuple[int, int, int, int]
-"""Characters ``old[a:b]`` became ``new[c:d]``; the text before and after is the same in both."""
 
 
 def _line_start(text: str, at: int) -> bool:

@@ -349,13 +349,12 @@ CASES: list[Case] = [
     ),
     # --- refused: ambiguous or would lose data --------------------------------------------------------
     Case("several-matches", DUP, "edit", edit(old_string="x = 1", new_string="x = 5"), None, "replace_all"),
-    Case(
+    Case(  # the block 4 spaces short as a whole: one place, shifted back (Aider's leading-whitespace fix)
         "indentation-differs",
         INDENTED,
         "edit",
         edit(old_string="def f(self):\n    return 1", new_string="def f(self):\n    return 2"),
-        None,
-        "Use read_file",
+        b"class A:\n    def f(self):\n        return 2\n",
     ),
     Case(
         "tabs-for-spaces",

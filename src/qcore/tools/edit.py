@@ -7,10 +7,14 @@ blank line; never indentation). ``$`` in ``new_string`` is literal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
-from qcore.tools.edit_match import apply_replacement, find_matches
+from qcore.tools.edit_match import Span, apply_replacement, find_matches
+from qcore.tools.edit_readings import keep_unchanged, second_reading
 from qcore.tools.file_change import Existing, FileChangeTool, Proposal, load_existing
 from qcore.tools.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
@@ -86,12 +90,22 @@ class Edit(FileChangeTool[EditParams]):
             )
         match = find_matches(content, old)
         if match is None:
-            return ToolResult.failure(
-                f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact text "
-                "in old_string was not found. Ensure you're not escaping content incorrectly and check "
-                "whitespace, indentation, and context. Use read_file tool to verify.",
-                ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
-            )
+            reading = second_reading(content, old, new)
+            if reading is None:
+                return ToolResult.failure(
+                    f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact "
+                    "text in old_string was not found. Ensure you're not escaping content incorrectly and "
+                    "check whitespace, indentation, and context. Use read_file tool to verify.",
+                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+                )
+            if isinstance(reading, str):
+                return ToolResult.failure(
+                    f"Failed to edit: old_string is not in {path} as sent, and {reading}, so which change "
+                    "is meant is unclear. No edits made. Read the file with read_file and send old_string "
+                    "exactly as it appears there, with enough context to match once.",
+                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+                )
+            return self._proposal(path, existing, content, reading.spans, reading.news, reading.rung)
         count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
@@ -102,16 +116,30 @@ class Edit(FileChangeTool[EditParams]):
             )
         if match.dropped_trailing_newline and new.endswith("\n"):
             new = new[:-1]
-        deleting_lines = new == "" and not old.endswith("\n")
-        updated, regions = apply_replacement(content, match.spans, new, deleting_lines=deleting_lines)
+            old = old[:-1]
+        news = [new] * count
+        if match.rung != "exact":  # lines the model did not change keep the file's own spelling
+            news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
+        return self._proposal(path, existing, content, match.spans, news, match.rung, old.endswith("\n"))
+
+    def _proposal(
+        self,
+        path: Path,
+        existing: Existing,
+        content: str,
+        spans: Sequence[Span],
+        news: Sequence[str],
+        rung: str,
+        old_ends_line: bool = True,
+    ) -> Proposal | ToolResult:
+        deleting_lines = not any(news) and not old_ends_line
+        updated, regions = apply_replacement(content, spans, news, deleting_lines=deleting_lines)
         if updated == content:
             return ToolResult.failure(
                 f"No changes to apply: the new content of {path} would be identical to the current one.",
                 ToolErrorType.EDIT_NO_CHANGE,
             )
-        note = (
-            "" if match.rung == "exact" else f"(old_string matched the file after allowing for {match.rung}.)"
-        )
+        note = "" if rung == "exact" else f"(old_string matched the file after allowing for {rung}.)"
         return Proposal(path, existing, updated, note, regions)
 
     def modified_params(self, params: EditParams, content: str) -> EditParams:

@@ -13,10 +13,10 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
+from qcore.tools.content_guards import refusal, unfenced
 from qcore.tools.edit_match import Span, apply_replacement, find_matches
 from qcore.tools.edit_readings import keep_unchanged, second_reading
 from qcore.tools.file_change import Existing, FileChangeTool, Proposal, load_existing
-from qcore.tools.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -64,13 +64,23 @@ class Edit(FileChangeTool[EditParams]):
             return existing
         old = params.old_string.replace("\r\n", "\n")
         new = params.new_string.replace("\r\n", "\n")
+        file_text = existing.file.text if existing else None
+        note = ""
+        inner = unfenced(new, path, file_text)
+        if inner is not None and inner.strip():
+            inner_old = unfenced(old, path, file_text)
+            old = old if inner_old is None else inner_old
+            new = inner + ("\n" if old.endswith("\n") or not old else "")
+            note = "(new_string came inside a Markdown fence; the fence lines were left out.)"
+        if reason := refusal(new, old or None, path, file_text, "new_string"):
+            return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
         if existing is None:
             if old:
                 return ToolResult.failure(
                     f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.",
                     ToolErrorType.FILE_NOT_FOUND,
                 )
-            return Proposal(path, None, new)
+            return Proposal(path, None, new, note)
         if not old:
             return ToolResult.failure(
                 f"Failed to edit. Attempted to create a file that already exists: {path}. "
@@ -83,11 +93,6 @@ class Edit(FileChangeTool[EditParams]):
                 ToolErrorType.EDIT_NO_CHANGE,
             )
         content = existing.file.text
-        placeholder = find_placeholder(new, old)
-        if placeholder is not None:
-            return ToolResult.failure(
-                placeholder_refusal(placeholder, path, "new_string"), ToolErrorType.EDIT_PREPARATION_FAILURE
-            )
         match = find_matches(content, old)
         if match is None:
             reading = second_reading(content, old, new)
@@ -105,7 +110,7 @@ class Edit(FileChangeTool[EditParams]):
                     "exactly as it appears there, with enough context to match once.",
                     ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
                 )
-            return self._proposal(path, existing, content, reading.spans, reading.news, reading.rung)
+            return self._proposal(path, existing, content, reading.spans, reading.news, reading.rung, note)
         count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
@@ -120,7 +125,7 @@ class Edit(FileChangeTool[EditParams]):
         news = [new] * count
         if match.rung != "exact":  # lines the model did not change keep the file's own spelling
             news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
-        return self._proposal(path, existing, content, match.spans, news, match.rung, old.endswith("\n"))
+        return self._proposal(path, existing, content, match.spans, news, match.rung, note, old.endswith("\n"))
 
     def _proposal(
         self,
@@ -130,6 +135,7 @@ class Edit(FileChangeTool[EditParams]):
         spans: Sequence[Span],
         news: Sequence[str],
         rung: str,
+        note: str,
         old_ends_line: bool = True,
     ) -> Proposal | ToolResult:
         deleting_lines = not any(news) and not old_ends_line
@@ -139,8 +145,10 @@ class Edit(FileChangeTool[EditParams]):
                 f"No changes to apply: the new content of {path} would be identical to the current one.",
                 ToolErrorType.EDIT_NO_CHANGE,
             )
-        note = "" if rung == "exact" else f"(old_string matched the file after allowing for {rung}.)"
-        return Proposal(path, existing, updated, note, regions)
+        if rung != "exact":
+            note += f" (old_string matched the file after allowing for {rung}; lines you did not change keep "
+            note += "the file's own spelling.)"
+        return Proposal(path, existing, updated, note.strip(), regions)
 
     def modified_params(self, params: EditParams, content: str) -> EditParams:
         """The user's whole-file content in place of the model's replacement: the edit becomes

@@ -125,7 +125,9 @@ class Edit(FileChangeTool[EditParams]):
         news = [new] * count
         if match.rung != "exact":  # lines the model did not change keep the file's own spelling
             news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
-        return self._proposal(path, existing, content, match.spans, news, match.rung, note, old.endswith("\n"))
+        return self._proposal(
+            path, existing, content, match.spans, news, match.rung, note, old.endswith("\n")
+        )
 
     def _proposal(
         self,

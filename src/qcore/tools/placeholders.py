@@ -32,7 +32,9 @@ PLACEHOLDER = re.compile(
     rf"^[ \t]*(?:{_OPEN}[ \t]*)?[\[(]?[ \t]*(?:\.\.\.|…)?[ \t]*(?:{'|'.join(_PHRASES)})[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-_COMMENTED_ELLIPSIS = re.compile(rf"^[ \t]*{_OPEN}[ \t]*[\[(]?(?:\.\.\.|…)[\])]?[ \t]*(?:{_CLOSE})?[ \t]*$", re.MULTILINE)
+_COMMENTED_ELLIPSIS = re.compile(
+    rf"^[ \t]*{_OPEN}[ \t]*[\[(]?(?:\.\.\.|…)[\])]?[ \t]*(?:{_CLOSE})?[ \t]*$", re.MULTILINE
+)
 _COMMENTED_WORD = re.compile(
     rf"^[ \t]*{_OPEN}[ \t]*[\[(]?[ \t]*(?:\.\.\.|…)?[ \t]*{_WORDS}[ \t]*(?:\.\.\.|…)?[ \t]*[\])]?[ \t]*(?:{_CLOSE})?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,

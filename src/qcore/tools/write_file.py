@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
-from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.content_guards import one_line_file, refusal, unfenced
+from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 

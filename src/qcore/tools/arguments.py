@@ -54,10 +54,21 @@ _FENCED = re.compile(r"\A\s*```[\w-]*[ \t]*\n(.*?)\n[ \t]*```\s*\Z", re.DOTALL)
 _BAD_ESCAPE = re.compile(r'(?<!\\)((?:\\\\)*)\\(?=[^"\\/bfnrtu])')
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose names are each sent once (a name sent twice has no one value to take)."""
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise ArgumentsError(
+            f"The arguments send {', '.join(twice)} more than once; send each parameter once, with its one value."
+        )
+    return dict(pairs)
+
+
 def _first_object(text: str) -> Any:
     """The object at the start of ``text`` when only prose follows it; ArgumentsError for a second
     object; JSONDecodeError when there is no object to start with."""
-    value, end = json.JSONDecoder(strict=False).raw_decode(text.lstrip())
+    value, end = json.JSONDecoder(strict=False, object_pairs_hook=_unique_keys).raw_decode(text.lstrip())
     rest = text.lstrip()[end:].strip()
     if rest[:1] in ("{", "[", '"'):
         raise ArgumentsError(
@@ -69,7 +80,10 @@ def _first_object(text: str) -> Any:
 def _python_literal(text: str) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "\d" in a Python literal warns; kept as written, like JSON5 would
-        return ast.literal_eval(text)
+        tree = ast.parse(text.strip(), mode="eval")
+    if isinstance(tree.body, ast.Dict):
+        _unique_keys([(ast.dump(key), None) for key in tree.body.keys if key is not None])
+    return ast.literal_eval(tree)
 
 
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
@@ -113,10 +127,13 @@ def _loads_forgiving(text: str, keys: Collection[str] = ()) -> Any:
     if fenced:
         text = fenced.group(1)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         first_error = error
-    for attempt in (_first_object, lambda t: json.loads(_BAD_ESCAPE.sub(r"\1\\\\", t), strict=False)):
+    for attempt in (
+        _first_object,
+        lambda t: json.loads(_BAD_ESCAPE.sub(r"\1\\\\", t), strict=False, object_pairs_hook=_unique_keys),
+    ):
         try:
             return attempt(text)
         except json.JSONDecodeError:
@@ -124,7 +141,9 @@ def _loads_forgiving(text: str, keys: Collection[str] = ()) -> Any:
     import json5  # only paid for when a model sends broken JSON
 
     try:
-        return json5.loads(_escape_controls_in_strings(text))
+        return json5.loads(_escape_controls_in_strings(text), allow_duplicate_keys=False)
+    except ArgumentsError:
+        raise
     except ValueError:
         pass
     try:

@@ -154,6 +154,18 @@ def _blocks(lines: Sequence[str]) -> list[tuple[str, int, int]]:
     return blocks
 
 
+def _spelled_like(seen: str, old: str, new: str) -> str:
+    """``new`` in the file's spelling where ``old`` used another one for the same thing: NFC when the
+    file is NFC, no zero-width characters when the file has none, ``...`` where ``old`` wrote ``…``."""
+    if unicodedata.is_normalized("NFC", seen):
+        new = unicodedata.normalize("NFC", new)
+    if seen == seen.translate(_INVISIBLE):
+        new = new.translate(_INVISIBLE)
+    if "…" in old and "…" not in seen:
+        new = new.replace("…", "...")
+    return new
+
+
 def _cosmetic_reading(lines: _Lines, old: str, new: str) -> list[Reading] | str:
     """Whole lines that say the same as ``old``'s lines once cosmetic spellings and blank-line counts are
     set aside (and a leading blank line the model added is dropped)."""
@@ -182,8 +194,10 @@ def _cosmetic_reading(lines: _Lines, old: str, new: str) -> list[Reading] | str:
                 mapping.append("\n".join(kept[count - 1 :]))
             else:  # two blank lines for one: the extra ones stand for nothing
                 mapping.extend([*kept, *[None] * (count - len(kept))])
-        text = keep_unchanged(mapping, body, new_body) + new[len(new_body) :]
-        span = lines.span(have[at][1], have[at + len(target) - 1][2] - 1, trailing)
+        first, last = have[at][1], have[at + len(target) - 1][2] - 1
+        changed = _spelled_like("\n".join(lines.lines[first : last + 1]), body, new_body)
+        text = keep_unchanged(mapping, body, changed) + new[len(new_body) :]
+        span = lines.span(first, last, trailing)
         found.append(Reading((span,), (text,), "whitespace or Unicode spelling"))
     return found
 

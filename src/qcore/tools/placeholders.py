@@ -13,7 +13,8 @@ import re
 
 _THING = (
     r"(?:code|file|function|functions|class|classes|method|methods|implementation|content|contents|"
-    r"component|module|body|imports|fields|properties|tests|lines|config|logic|styles|file's\s+content)"
+    r"component|module|body|imports|fields|properties|tests|lines|config|logic|styles|list|items|entries|"
+    r"sections?|rows|cases|routes|elements|file's\s+content)"
 )
 _PHRASES = [
     rf"(?:\.\.\.|…)\s*(?:the\s+)?(?:rest|remainder)\s+of\s+(?:the\s+)?{_THING}",

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qcore.line_endings import Region, mixed_endings
+from qcore.line_endings import mixed_endings
+from qcore.text_regions import Region
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),

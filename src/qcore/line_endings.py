@@ -10,30 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-Region = tuple[int, int, int, int]
-"""``(old_start, old_end, new_start, new_end)``: a span of the old text and the span that replaced it."""
-
-
-def changed_region(old: str, new: str) -> Region:
-    """The one span where ``new`` differs from ``old`` (common prefix and suffix trimmed), found by
-    comparing halves (C-speed slices) rather than character by character in Python."""
-    limit = min(len(old), len(new))
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if old[:middle] == new[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = low
-    low, high = 0, limit - prefix
-    while low < high:
-        middle = (low + high + 1) // 2
-        if old[len(old) - middle :] == new[len(new) - middle :]:
-            low = middle
-        else:
-            high = middle - 1
-    return prefix, len(old) - low, prefix, len(new) - low
+from qcore.text_regions import Region, changed_regions
 
 
 def mixed_endings(old: str, new: str, crlf_lines: Sequence[bool], regions: Sequence[Region] | None) -> str:
@@ -41,7 +18,7 @@ def mixed_endings(old: str, new: str, crlf_lines: Sequence[bool], regions: Seque
 
     ``crlf_lines[i]``: line ``i`` of ``old`` ended in CRLF. ``regions`` (ascending, not overlapping) say
     what changed; without them the one span between the common prefix and suffix is taken."""
-    spans = regions if regions is not None else [changed_region(old, new)]
+    spans = regions if regions is not None else changed_regions(old, new)
     flags: list[bool] = []
     old_at = line = 0
     for old_start, old_end, new_start, new_end in spans:

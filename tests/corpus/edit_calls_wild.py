@@ -604,6 +604,24 @@ WILD: list[Case] = [
         b'print("a\\nb")',
         file="one.py",
     ),
+    # vybestack/llxprt-code#3606 (scope): a rewrite into one line of code keeps its escapes
+    Case(
+        "one-line-rewrite-kept",
+        STORE,
+        "write_file",
+        write(content='x = "a\\nb\\nc"'),
+        b'x = "a\\nb\\nc"\n',
+        file="s.py",
+    ),
+    # primerhq/primer#39 (scope): a file that already holds fences keeps the ones sent
+    Case(
+        "fence-file-has-fences",
+        b'"""\n```\nx\n```\n"""\n',
+        "write_file",
+        write(content="```\ny\n```"),
+        b"```\ny\n```\n",
+        file="doc.py",
+    ),
     # --- HTML entities ----------------------------------------------------------------------------------
     # RooCodeInc/Roo-Code#5633: entities from an XML-style transport
     Case(
@@ -912,6 +930,15 @@ WILD: list[Case] = [
         PY,
         "edit",
         edit(old_string="Hello", new_string="A") + edit(old_string="Hello", new_string="B"),
+        None,
+        "more than one JSON value",
+    ),
+    # ollama/ollama#17486 (scope): two objects separated by a comma are still two calls
+    Case(
+        "json-doubled-comma",
+        PY,
+        "edit",
+        edit(old_string="Hello", new_string="A") + ", " + edit(old_string="Hello", new_string="B"),
         None,
         "more than one JSON value",
     ),

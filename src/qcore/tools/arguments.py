@@ -65,12 +65,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+_NAMED_VALUE = re.compile(r'"\w+"\s*:')
+
+
 def _first_object(text: str) -> Any:
     """The object at the start of ``text`` when only prose follows it; ArgumentsError for a second
     object; JSONDecodeError when there is no object to start with."""
     value, end = json.JSONDecoder(strict=False, object_pairs_hook=_unique_keys).raw_decode(text.lstrip())
     rest = text.lstrip()[end:].strip()
-    if rest[:1] in ("{", "[", '"'):
+    if rest[:1] in ("{", "[", '"', ",") or _NAMED_VALUE.search(rest):
         raise ArgumentsError(
             "The arguments hold more than one JSON value; send exactly one object with all the parameters."
         )

@@ -94,14 +94,13 @@ def truncated(new: str, old: str | None, path: Path, whole: bool) -> str | None:
     return None
 
 
-def one_line_file(content: str, path: Path, existing: str | None) -> str | None:
-    """A whole code file sent on one line with literal ``\\n`` escapes, read once as escapes; None when
-    ``content`` has real newlines, is prose, or could be a one-line file of its own."""
+def one_line_file(content: str, path: Path) -> str | None:
+    """A whole code file sent on one line with literal ``\\n`` escapes (ending with one, as files end with
+    a newline), read once as escapes; None when ``content`` has real newlines, is prose, or could be a
+    one-line program of its own."""
     if "\n" in content or path.suffix.lower() in PROSE_SUFFIXES or content.count("\\n") < 2:
         return None
-    if not content.endswith("\\n") and (existing is None or "\n" not in existing.rstrip("\n")):
-        return None
-    return unescape_once(content)
+    return unescape_once(content) if content.endswith("\\n") and not content.endswith("\\\\n") else None
 
 
 def refusal(new: str, old: str | None, path: Path, file_text: str | None, field: str) -> str | None:

@@ -34,8 +34,8 @@ from qcore.files import (
     format_size,
     read_regular_file,
 )
-from qcore.line_endings import Region
 from qcore.permissions.protected import protection_reason
+from qcore.text_regions import Region
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult

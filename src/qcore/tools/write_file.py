@@ -48,7 +48,7 @@ class WriteFile(FileChangeTool[WriteFileParams]):
         if inner is not None and inner.strip():
             content = inner + "\n"
             notes.append("The content came inside a Markdown fence; the fence lines were left out.")
-        unescaped = one_line_file(content, path, old)
+        unescaped = one_line_file(content, path)
         if unescaped is not None:
             content = unescaped
             notes.append("The content came on one line with literal \\n; it was read once as escapes.")
@@ -56,6 +56,7 @@ class WriteFile(FileChangeTool[WriteFileParams]):
             return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
         if old and old.endswith("\n") and content and not content.endswith("\n"):
             content += "\n"  # the file's convention: a write does not drop its final newline
+            notes.append("The file ends with a newline, so one was kept at the end.")
         return Proposal(path, existing, content, " ".join(notes))
 
     def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:

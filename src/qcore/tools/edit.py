@@ -2,7 +2,12 @@
 
 Matching runs on LF-normalised text, so a CRLF file is matched and written back as CRLF; near-misses are
 found by the deterministic ladder in ``edit_match`` (look-alike characters, trailing whitespace, a trailing
-blank line; never indentation). ``$`` in ``new_string`` is literal.
+blank line), and only when it finds nothing, by the second readings in ``edit_readings`` (escapes,
+entities, line numbers, a uniform indentation offset, cosmetic whitespace), each kept only when it matches
+one place. Whatever was recovered, lines the model did not change keep the file's own bytes, and the
+success message says how the call was read. New text is checked first (``content_guards``): placeholders,
+diff notation and cut-off text are refused, a Markdown fence around code is left out. ``$`` in
+``new_string`` is literal.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where two versions of a text differ, as char spans: what diffs and line endings look at.
 
-Comparing two whole files character by character in Python is slow; comparing growing chunks (slices
+Comparing two whole files character by character in Python is slow; comparing chunks (slices
 compared in C) and halving a failing chunk finds the shared start and end in about ``log n`` steps.
 """
 

@@ -115,7 +115,8 @@ class Edit(FileChangeTool[EditParams]):
                     "exactly as it appears there, with enough context to match once.",
                     ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
                 )
-            return self._proposal(path, existing, content, reading.spans, reading.news, reading.rung, note)
+            spans, news, rung = reading.spans, reading.news, reading.rung
+            return self._proposal(path, existing, content, spans, news, rung, note, old.endswith("\n"))
         count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
@@ -143,7 +144,7 @@ class Edit(FileChangeTool[EditParams]):
         news: Sequence[str],
         rung: str,
         note: str,
-        old_ends_line: bool = True,
+        old_ends_line: bool,
     ) -> Proposal | ToolResult:
         deleting_lines = not any(news) and not old_ends_line
         updated, regions = apply_replacement(content, spans, news, deleting_lines=deleting_lines)

@@ -149,9 +149,11 @@ def apply_replacement(
     regions: list[tuple[int, int, int, int]] = []
     cursor = shift = 0
     news = [new] * len(spans) if isinstance(new, str) else new
-    for (start, end), text in zip(spans, news, strict=True):
-        if deleting_lines and content[end : end + 1] == "\n" and (start == 0 or content[start - 1] == "\n"):
-            end += 1
+    nexts = [start for start, _ in spans[1:]] + [len(content) + 1] if spans else []
+    for (start, end), text, following in zip(spans, news, nexts, strict=True):
+        whole_line = start == 0 or content[start - 1] == "\n"
+        if deleting_lines and content[end : end + 1] == "\n" and whole_line and end < following:
+            end += 1  # (not into the next span: a newline both would take is taken once)
         pieces.append(content[cursor:start])
         pieces.append(text)
         regions.append((start, end, start + shift, start + shift + len(text)))

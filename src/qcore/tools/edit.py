@@ -115,8 +115,8 @@ class Edit(FileChangeTool[EditParams]):
                     "exactly as it appears there, with enough context to match once.",
                     ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
                 )
-            spans, news, rung = reading.spans, reading.news, reading.rung
-            return self._proposal(path, existing, content, spans, news, rung, note, old.endswith("\n"))
+            found = (reading.spans, reading.news, reading.rung)
+            return self._proposal(path, existing, content, *found, note, old.endswith("\n"))
         count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
@@ -128,7 +128,7 @@ class Edit(FileChangeTool[EditParams]):
         if match.dropped_trailing_newline and new.endswith("\n"):
             new = new[:-1]
             old = old[:-1]
-        news = [new] * count
+        news: Sequence[str] = [new] * count
         if match.rung != "exact":  # lines the model did not change keep the file's own spelling
             news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
         return self._proposal(

@@ -9,10 +9,10 @@ from tests.corpus.run import run_case
 
 
 def test_the_corpus_is_large_and_covers_both_sides() -> None:
-    assert len(CASES) >= 60
+    assert len(CASES) >= 150
     assert len({case.id for case in CASES}) == len(CASES)
     kinds = [case.kind for case in CASES]
-    assert kinds.count("recovered") >= 30 and kinds.count("refused") >= 15
+    assert kinds.count("recovered") >= 100 and kinds.count("refused") >= 50
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])

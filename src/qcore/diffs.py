@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from qcore.diff_align import Change, changed_runs
 from qcore.text_lines import TextLines
+from qcore.text_regions import Region, changed_regions
 from qcore.tools.results import DiffStat, FileDiff
 
 CONTEXT_LINES = 3
@@ -160,43 +161,6 @@ def _hunks(changes: list[Change], old_size: int, context: int) -> tuple[Hunk, ..
     return tuple(hunks)
 
 
-_CHUNK = 1 << 16
-"""Characters compared at a time when looking for the text two versions share at their start and end."""
-
-
-def _common_head(a: str, b: str, limit: int) -> int:
-    """How many characters ``a`` and ``b`` share from their start, at most ``limit`` (compared in chunks,
-    in C; a failing chunk is halved until the first difference is found)."""
-    at, step = 0, _CHUNK
-    while at < limit:
-        size = min(step, limit - at)
-        if a[at : at + size] == b[at : at + size]:
-            at += size
-        elif size == 1:
-            break
-        else:
-            step = size // 2
-    return at
-
-
-def _common_tail(a: str, b: str, limit: int) -> int:
-    """How many characters ``a`` and ``b`` share at their end, at most ``limit``."""
-    shared, step = 0, _CHUNK
-    while shared < limit:
-        size = min(step, limit - shared)
-        if a[len(a) - shared - size : len(a) - shared] == b[len(b) - shared - size : len(b) - shared]:
-            shared += size
-        elif size == 1:
-            break
-        else:
-            step = size // 2
-    return shared
-
-
-Region = tuple[int, int, int, int]
-"""Characters ``old[a:b]`` became ``new[c:d]``; the text before and after is the same in both."""
-
-
 def _line_start(text: str, at: int) -> bool:
     return at == 0 or text[at - 1] == "\n"
 
@@ -242,16 +206,6 @@ def _lines_from(text: str, at: int, limit: int) -> int:
     return count
 
 
-def _changed_regions(old: str, new: str) -> list[Region]:
-    """The one region left once the text both share at their start and end is cut away (none if equal)."""
-    if old == new:
-        return []
-    limit = min(len(old), len(new))
-    head = _common_head(old, new, limit)
-    tail = _common_tail(old, new, limit - head)
-    return [(head, len(old) - tail, head, len(new) - tail)]
-
-
 def structured_diff(
     old: str | None, new: str, context: int = CONTEXT_LINES, *, regions: Sequence[Region] | None = None
 ) -> StructuredDiff:
@@ -259,7 +213,7 @@ def structured_diff(
     changes. ``regions``: where the caller knows the text changed (in order, not overlapping, the text
     between them the same in both), so nothing else is compared; without them, one is found."""
     old = old or ""
-    wide = _whole_lines(old, new, _changed_regions(old, new) if regions is None else regions)
+    wide = _whole_lines(old, new, changed_regions(old, new) if regions is None else regions)
     changes: list[Change] = []
     old_anchors: list[tuple[int, int]] = []
     new_anchors: list[tuple[int, int]] = []

@@ -2,7 +2,9 @@
 extended attributes.
 
 Tools work on ``TextFile.text`` with LF line endings; ``render`` puts the file's own conventions back, so
-an edit to a CRLF file with a BOM writes CRLF with a BOM. Writes are atomic: a temporary file in the same
+an edit to a CRLF file with a BOM writes CRLF with a BOM. A file that mixes CRLF and LF keeps each line's
+own ending: only lines a change wrote take a style, the one of the line where the change starts (see
+``line_endings``). Writes are atomic: a temporary file in the same
 folder, fsynced, given the old file's mode, owner, group and extended attributes (as far as the user may
 set them), then renamed over the target, so a crash leaves the old file or the new one. A read-only file
 stays read-only: the rename needs the folder's permission, not the file's.
@@ -20,8 +22,12 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from qcore.line_endings import mixed_endings
+from qcore.text_regions import Region
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -131,10 +137,15 @@ class TextFile:
     bom: bytes = b""
     newline: str = "\n"
     """The dominant line ending on disk: ``\\n`` or ``\\r\\n``."""
+    crlf_lines: tuple[bool, ...] | None = None
+    """Only for a file that mixes both styles: per line of ``text``, whether it ended in CRLF."""
 
-    def render(self, text: str) -> bytes:
-        """``text`` (LF endings) encoded the way this file was."""
-        if self.newline != "\n":
+    def render(self, text: str, regions: Sequence[Region] | None = None) -> bytes:
+        """``text`` (LF endings) encoded the way this file was; ``regions`` (char spans of ``self.text``
+        and ``text`` that changed) say which lines of a mixed-ending file were written anew."""
+        if self.crlf_lines is not None:
+            text = mixed_endings(self.text, text.replace("\r\n", "\n"), self.crlf_lines, regions)
+        elif self.newline != "\n":
             text = text.replace("\r\n", "\n").replace("\n", self.newline)
         return self.bom + text.encode(self.encoding)
 
@@ -156,9 +167,15 @@ def decode_text(data: bytes) -> TextFile:
         encoding = "latin-1"
         text = body.decode(encoding)
     crlf = text.count("\r\n") if "\r" in text else 0  # the membership test is a memchr; counting is not
-    newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+    lf = text.count("\n") - crlf
+    newline = "\r\n" if crlf and crlf >= lf else "\n"
+    crlf_lines = tuple(line.endswith("\r") for line in text.split("\n")[:-1]) if crlf and lf else None
     return TextFile(
-        text=text.replace("\r\n", "\n") if crlf else text, encoding=encoding, bom=bom, newline=newline
+        text=text.replace("\r\n", "\n") if crlf else text,
+        encoding=encoding,
+        bom=bom,
+        newline=newline,
+        crlf_lines=crlf_lines,
     )
 
 

@@ -26,7 +26,7 @@ from qcore.scheduling import ToolCall, ToolCallState, Unasked
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import CONCURRENT_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
-from qcore.tools.names import rename_parameters
+from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.truncation import OutputLimits, truncate_output
@@ -103,14 +103,17 @@ class ToolScheduler:
                 ToolErrorType.TOOL_NOT_REGISTERED,
             )
         call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
+        properties = tool.parameter_schema.get("properties", {})
         try:
-            args = parse_arguments(request.arguments)
+            keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
+            args = parse_arguments(request.arguments, keys)
         except ArgumentsError as error:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
-        args, renamed = rename_parameters(args, tool.parameter_schema.get("properties", {}))
-        call = call.evolve(args=args, renamed_parameters=tuple(renamed))
+        args, unwrapped = unwrap_arguments(args, tool.parameter_schema, tool.name)
+        args, renamed = rename_parameters(args, properties)
+        call = call.evolve(args=args, renamed_parameters=(*unwrapped, *renamed))
         try:
             params = tool.build(args)
             description = tool.get_description(params)

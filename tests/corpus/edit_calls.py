@@ -9,7 +9,9 @@ In ``args``, ``{path}`` is the file's absolute path and ``{rel}`` its path relat
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+
+from tests.corpus.case import Case, edit, write
+from tests.corpus.edit_calls_wild import WILD
 
 PY = b'def greet(name):\n    """Say hello."""\n    return "Hello, " + name\n'
 CRLF = b"line one\r\nline two\r\nline three\r\n"
@@ -20,32 +22,6 @@ NO_EOL = b"first\nlast"
 DUP = b"x = 1\ny = 2\nx = 1\n"
 INDENTED = b"class A:\n    def f(self):\n        return 1\n"
 LATIN1 = "caf\xe9 = 1\nna\xefve = 2\n".encode("latin-1")
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    before: bytes | None
-    tool: str
-    args: str
-    """Raw argument text as the model sent it (may be broken JSON)."""
-    after: bytes | None
-    """Expected bytes; None means the file must be unchanged (or still absent)."""
-    error: str | None = None
-    """For refused cases: text the error must contain, naming the fix."""
-    file: str = "target.txt"
-
-    @property
-    def kind(self) -> str:
-        return "refused" if self.after is None else "recovered"
-
-
-def edit(path: str = "{path}", **fields: object) -> str:
-    return json.dumps({"file_path": path, **fields})
-
-
-def write(path: str = "{path}", **fields: object) -> str:
-    return json.dumps({"file_path": path, **fields})
 
 
 CASES: list[Case] = [
@@ -349,13 +325,12 @@ CASES: list[Case] = [
     ),
     # --- refused: ambiguous or would lose data --------------------------------------------------------
     Case("several-matches", DUP, "edit", edit(old_string="x = 1", new_string="x = 5"), None, "replace_all"),
-    Case(
+    Case(  # the block 4 spaces short as a whole: one place, shifted back (Aider's leading-whitespace fix)
         "indentation-differs",
         INDENTED,
         "edit",
         edit(old_string="def f(self):\n    return 1", new_string="def f(self):\n    return 2"),
-        None,
-        "Use read_file",
+        b"class A:\n    def f(self):\n        return 2\n",
     ),
     Case(
         "tabs-for-spaces",
@@ -479,6 +454,9 @@ CASES: list[Case] = [
         "directory-target", None, "write_file", write("{rel}", content="x"), None, "directory", file="adir/"
     ),
 ]
+
+
+CASES += WILD
 
 
 def _main() -> None:

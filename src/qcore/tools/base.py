@@ -243,10 +243,11 @@ class BaseTool(Generic[P]):
 
     def resolve_path(self, path: str, *, readable_only: bool = False) -> Path:
         """The real path inside the workspace, or ToolParamsError(path_not_in_workspace)."""
+        from qcore.tools.names import plain_path
         from qcore.workspace import PathOutsideWorkspace
 
         try:
-            return self.workspace.resolve(path, readable_only=readable_only)
+            return self.workspace.resolve(plain_path(path), readable_only=readable_only)
         except PathOutsideWorkspace as error:
             raise ToolParamsError(str(error), ToolErrorType.PATH_NOT_IN_WORKSPACE) from None
 

@@ -10,6 +10,11 @@ Every other way of naming a tool lives here too: the spellings a settings list m
 (``tool_aliases``: its name, display name, ``<Display>Tool`` and Gemini CLI's legacy names), and how an
 MCP server's tool is named (``mcp__<server>__<tool>``, built by ``mcp_tool_name``, taken apart by
 ``mcp_prefix``), so the registry, the policy, the console and the MCP client agree by construction.
+
+Shapes from other agents (``unwrap_arguments``): the object inside an ``{"arguments": ...}``, ``{"input":
+...}`` or ``{"name": <this tool>, "arguments": ...}`` envelope; ``null`` for an optional parameter (the
+default); Gemini's ``instruction`` note and ``expected_replacements: 1`` (what edit does anyway); and
+Anthropic's ``str_replace_editor`` ``command`` (``str_replace``, or ``create`` with ``file_text``).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
     "absolute_path": ("path", "file_path", "filepath", "file", "filename", "target_file"),
     "old_string": ("old_str", "old", "old_text", "search", "find", "original"),
     "new_string": ("new_str", "new", "new_text", "replacement", "replace_with"),
-    "replace_all": ("all", "replaceall", "global"),
+    "replace_all": ("all", "replaceall", "global", "allow_multiple"),
     "content": ("contents", "text", "file_text", "data", "body"),
     "command": ("cmd", "shell_command", "script"),
     "pattern": ("regex", "query", "search_pattern"),
@@ -159,3 +164,61 @@ def mcp_prefix(name: str) -> str:
     """``mcp__<server>__`` of an MCP tool's name, as rules for the whole server spell it."""
     tail = name.rsplit("__", 1)[-1]
     return name[: len(name) - len(tail)]
+
+
+_ENVELOPES = ("arguments", "input", "parameters", "params", "args")
+_NOTES = ("instruction", "explanation")
+
+
+def unwrap_arguments(
+    arguments: Mapping[str, Any], schema: Mapping[str, Any], tool_name: str
+) -> tuple[dict[str, Any], list[str]]:
+    """``arguments`` out of an envelope and without what says nothing here; the notes say what changed."""
+    parameters = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    args: dict[str, Any] = dict(arguments)
+    notes: list[str] = []
+    keys = set(args) - {"name"}
+    name = args.get("name")
+    named_here = name is None or (
+        isinstance(name, str) and tool_name in (name, TOOL_NAME_ALIASES.get(name.strip().lower()))
+    )
+    if len(keys) == 1 and named_here and "name" not in parameters:
+        [key] = keys
+        inner = args[key]
+        if isinstance(inner, str) and inner.strip().startswith("{"):
+            from qcore.tools.arguments import ArgumentsError, parse_arguments
+
+            try:
+                inner = parse_arguments(inner)
+            except ArgumentsError:
+                inner = None
+        if key in _ENVELOPES and key not in parameters and isinstance(inner, dict):
+            args = dict(inner)
+            notes.append(f"unwrapped {key}")
+    for key in [k for k, v in args.items() if v is None and k in parameters and k not in required]:
+        del args[key]
+    for key in _NOTES:
+        if key in args and key not in parameters and isinstance(args[key], str):
+            del args[key]
+    if args.get("expected_replacements") in (1, "1") and "expected_replacements" not in parameters:
+        del args["expected_replacements"]
+    command = args.get("command")
+    if "command" not in parameters and "old_string" in parameters and command in ("str_replace", "create"):
+        del args["command"]
+        if command == "create" and "file_text" in args and not {"old_string", "old_str"} & set(args):
+            args["old_string"], args["new_string"] = "", args.pop("file_text")
+    return args, notes
+
+
+def plain_path(path: str) -> str:
+    """A path as other systems spell it, made plain: a local ``file://`` URI, a Windows ``.\\`` path."""
+    if path.startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(path)
+        if parts.netloc in ("", "localhost"):
+            return unquote(parts.path)
+    if path.startswith(".\\"):
+        return path.replace("\\", "/")
+    return path

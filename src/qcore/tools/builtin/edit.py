@@ -2,17 +2,26 @@
 
 Matching runs on LF-normalised text, so a CRLF file is matched and written back as CRLF; near-misses are
 found by the deterministic ladder in ``edit_match`` (look-alike characters, trailing whitespace, a trailing
-blank line; never indentation). ``$`` in ``new_string`` is literal.
+blank line), and only when it finds nothing, by the second readings in ``edit_readings`` (escapes,
+entities, line numbers, a uniform indentation offset, cosmetic whitespace), each kept only when it matches
+one place. Whatever was recovered, lines the model did not change keep the file's own bytes, and the
+success message says how the call was read. New text is checked first (``content_guards``): placeholders,
+diff notation and cut-off text are refused, a Markdown fence around code is left out. ``$`` in
+``new_string`` is literal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
-from qcore.tools.builtin.edit_match import apply_replacement, find_matches
+from qcore.tools.builtin.content_guards import refusal, unfenced
+from qcore.tools.builtin.edit_match import Span, apply_replacement, find_matches
+from qcore.tools.builtin.edit_readings import keep_unchanged, second_reading
 from qcore.tools.builtin.file_change import Existing, FileChangeTool, Proposal, load_existing
-from qcore.tools.builtin.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -60,13 +69,23 @@ class Edit(FileChangeTool[EditParams]):
             return existing
         old = params.old_string.replace("\r\n", "\n")
         new = params.new_string.replace("\r\n", "\n")
+        file_text = existing.file.text if existing else None
+        note = ""
+        inner = unfenced(new, path, file_text)
+        if inner is not None and inner.strip():
+            inner_old = unfenced(old, path, file_text)
+            old = old if inner_old is None else inner_old
+            new = inner + ("\n" if old.endswith("\n") or not old else "")
+            note = "(new_string came inside a Markdown fence; the fence lines were left out.)"
+        if reason := refusal(new, old or None, path, file_text, "new_string"):
+            return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
         if existing is None:
             if old:
                 return ToolResult.failure(
                     f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.",
                     ToolErrorType.FILE_NOT_FOUND,
                 )
-            return Proposal(path, None, new)
+            return Proposal(path, None, new, note)
         if not old:
             return ToolResult.failure(
                 f"Failed to edit. Attempted to create a file that already exists: {path}. "
@@ -79,19 +98,25 @@ class Edit(FileChangeTool[EditParams]):
                 ToolErrorType.EDIT_NO_CHANGE,
             )
         content = existing.file.text
-        placeholder = find_placeholder(new, old)
-        if placeholder is not None:
-            return ToolResult.failure(
-                placeholder_refusal(placeholder, path, "new_string"), ToolErrorType.EDIT_PREPARATION_FAILURE
-            )
         match = find_matches(content, old)
         if match is None:
-            return ToolResult.failure(
-                f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact text "
-                "in old_string was not found. Ensure you're not escaping content incorrectly and check "
-                "whitespace, indentation, and context. Use read_file tool to verify.",
-                ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
-            )
+            reading = second_reading(content, old, new)
+            if reading is None:
+                return ToolResult.failure(
+                    f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact "
+                    "text in old_string was not found. Ensure you're not escaping content incorrectly and "
+                    "check whitespace, indentation, and context. Use read_file tool to verify.",
+                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+                )
+            if isinstance(reading, str):
+                return ToolResult.failure(
+                    f"Failed to edit: old_string is not in {path} as sent, and {reading}, so which change "
+                    "is meant is unclear. No edits made. Read the file with read_file and send old_string "
+                    "exactly as it appears there, with enough context to match once.",
+                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+                )
+            found = (reading.spans, reading.news, reading.rung)
+            return self._proposal(path, existing, content, *found, note, old.endswith("\n"))
         count = len(match.spans)
         if count > 1 and not params.replace_all:
             return ToolResult.failure(
@@ -102,17 +127,36 @@ class Edit(FileChangeTool[EditParams]):
             )
         if match.dropped_trailing_newline and new.endswith("\n"):
             new = new[:-1]
-        deleting_lines = new == "" and not old.endswith("\n")
-        updated, regions = apply_replacement(content, match.spans, new, deleting_lines=deleting_lines)
+            old = old[:-1]
+        news: Sequence[str] = [new] * count
+        if match.rung != "exact":  # lines the model did not change keep the file's own spelling
+            news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
+        return self._proposal(
+            path, existing, content, match.spans, news, match.rung, note, old.endswith("\n")
+        )
+
+    def _proposal(
+        self,
+        path: Path,
+        existing: Existing,
+        content: str,
+        spans: Sequence[Span],
+        news: Sequence[str],
+        rung: str,
+        note: str,
+        old_ends_line: bool,
+    ) -> Proposal | ToolResult:
+        deleting_lines = not any(news) and not old_ends_line
+        updated, regions = apply_replacement(content, spans, news, deleting_lines=deleting_lines)
         if updated == content:
             return ToolResult.failure(
                 f"No changes to apply: the new content of {path} would be identical to the current one.",
                 ToolErrorType.EDIT_NO_CHANGE,
             )
-        note = (
-            "" if match.rung == "exact" else f"(old_string matched the file after allowing for {match.rung}.)"
-        )
-        return Proposal(path, existing, updated, note, regions)
+        if rung != "exact":
+            note += f" (old_string matched the file after allowing for {rung}; lines you did not change keep "
+            note += "the file's own spelling.)"
+        return Proposal(path, existing, updated, note.strip(), regions)
 
     def modified_params(self, params: EditParams, content: str) -> EditParams:
         """The user's whole-file content in place of the model's replacement: the edit becomes

@@ -14,6 +14,7 @@ file's own bytes (not the model's spelling) are what get replaced.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _LOOKALIKES = str.maketrans(
@@ -135,10 +136,11 @@ def find_matches(content: str, old: str) -> Match | None:
 
 
 def apply_replacement(
-    content: str, spans: tuple[Span, ...], new: str, *, deleting_lines: bool = False
+    content: str, spans: Sequence[Span], new: str | Sequence[str], *, deleting_lines: bool = False
 ) -> tuple[str, list[tuple[int, int, int, int]]]:
-    """``content`` with each span replaced by ``new`` (literally: no ``$`` patterns, no escapes), and
-    where: per span, ``(start, end)`` in ``content`` and in the result (what a diff needs to look at).
+    """``content`` with each span replaced by ``new`` (literally: no ``$`` patterns, no escapes; one text
+    for all spans, or one per span), and where: per span, ``(start, end)`` in ``content`` and in the
+    result (what a diff needs to look at).
 
     ``deleting_lines``: ``new`` is empty and ``old`` did not end with a newline, so a span followed by a
     newline takes it along and the line disappears instead of leaving a blank one.
@@ -146,13 +148,16 @@ def apply_replacement(
     pieces: list[str] = []
     regions: list[tuple[int, int, int, int]] = []
     cursor = shift = 0
-    for start, end in spans:
-        if deleting_lines and content[end : end + 1] == "\n" and (start == 0 or content[start - 1] == "\n"):
-            end += 1
+    news = [new] * len(spans) if isinstance(new, str) else new
+    nexts = [start for start, _ in spans[1:]] + [len(content) + 1] if spans else []
+    for (start, end), text, following in zip(spans, news, nexts, strict=True):
+        whole_line = start == 0 or content[start - 1] == "\n"
+        if deleting_lines and content[end : end + 1] == "\n" and whole_line and end < following:
+            end += 1  # (not into the next span: a newline both would take is taken once)
         pieces.append(content[cursor:start])
-        pieces.append(new)
-        regions.append((start, end, start + shift, start + shift + len(new)))
-        shift += len(new) - (end - start)
+        pieces.append(text)
+        regions.append((start, end, start + shift, start + shift + len(text)))
+        shift += len(text) - (end - start)
         cursor = end
     pieces.append(content[cursor:])
     return "".join(pieces), regions

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from qcore.abort import AbortSignal
-from qcore.diffs import Region, StructuredDiff, file_diff, structured_diff
+from qcore.diffs import StructuredDiff, file_diff, structured_diff
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
@@ -35,6 +35,7 @@ from qcore.files import (
     read_regular_file,
 )
 from qcore.permissions.protected import protection_reason
+from qcore.text_regions import Region
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
@@ -73,7 +74,9 @@ class Proposal:
         return self.original.file.text if self.original else None
 
     def new_bytes(self) -> bytes:
-        return (self.original.file if self.original else TextFile(text="")).render(self.new_text)
+        if self.original is None:
+            return TextFile(text="").render(self.new_text)
+        return self.original.file.render(self.new_text, self.regions)
 
 
 def load_existing(path: Path) -> Existing | ToolResult | None:
@@ -176,7 +179,7 @@ class FileChangeTool(BaseTool[P]):
             return proposal
         if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
             return _too_large_result(proposal.path, len(proposal.new_text))
-        return self._changed_since_read(proposal) or proposal
+        return _unencodable(proposal) or self._changed_since_read(proposal) or proposal
 
     def protection(self, path: Path) -> str | None:
         """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
@@ -238,6 +241,26 @@ class FileChangeTool(BaseTool[P]):
         return ToolResult(
             message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written", diff=diff)
         )
+
+
+def _unencodable(proposal: Proposal) -> ToolResult | None:
+    """A refusal when the file's encoding cannot hold the new text (checked where the text changed)."""
+    encoding = proposal.original.file.encoding if proposal.original else "utf-8"
+    text = proposal.new_text
+    pieces = [text[start:end] for _, _, start, end in proposal.regions] if proposal.regions else [text]
+    for piece in pieces:
+        try:
+            piece.encode(encoding)
+        except UnicodeEncodeError as error:
+            char = error.object[error.start]
+            return ToolResult.failure(
+                f"Refused: {proposal.path} is encoded as {encoding}, which cannot hold {char!r} "
+                f"(U+{ord(char):04X}) from the new text. Nothing was changed. Spell it with characters "
+                f"{encoding} has (an ASCII equivalent, or an escape such as \\u{ord(char):04x} inside a string "
+                "literal), or ask the user to convert the file to UTF-8 first.",
+                ToolErrorType.EDIT_PREPARATION_FAILURE,
+            )
+    return None
 
 
 def _too_large_result(path: Path, size: int) -> ToolResult:

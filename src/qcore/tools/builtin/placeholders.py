@@ -1,36 +1,71 @@
-"""Placeholders models write instead of code ("... rest of the code unchanged", "// existing code here").
+"""Placeholders models write instead of code ("... rest of the code unchanged", "// existing code here",
+a lone ``// ...``, ``<!-- ... -->``, "Lines 1-58 remain unchanged").
 
 Written to a file they would delete the code they stand for, so ``edit`` and ``write_file`` refuse them,
-unless the same text was already there (then it is the file's own comment, not a placeholder).
+unless the same text was already there (then it is the file's own comment, not a placeholder). What is
+code stays code: Python stubs (a ``...`` body after a line ending in ``:``), doctest ``...`` prompts, C
+varargs and JS spread (``...`` with something after it), and comments that say something else.
 """
 
 from __future__ import annotations
 
 import re
 
+_THING = (
+    r"(?:code|file|function|functions|class|classes|method|methods|implementation|content|contents|"
+    r"component|module|body|imports|fields|properties|tests|lines|config|logic|styles|list|items|entries|"
+    r"sections?|rows|cases|routes|elements|file's\s+content)"
+)
 _PHRASES = [
-    r"(?:\.\.\.|…)\s*(?:the\s+)?(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|file|function|class|method|implementation|content)",
-    r"(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|file|function|class|method|implementation|content)\s+"
-    r"(?:remains?|stays?|is|are)?\s*(?:unchanged|the\s+same|as\s+(?:is|before))",
-    r"(?:existing|previous|original|other|unchanged|remaining)\s+(?:code|content|methods|functions|implementation|imports)"
-    r"\s*(?:here|goes\s+here|remains?|stays?|unchanged|as\s+before|\.\.\.|…)",
-    r"(?:code|content)\s+(?:remains?|stays?)\s+unchanged",
+    rf"(?:\.\.\.|…)\s*(?:the\s+)?(?:rest|remainder)\s+of\s+(?:the\s+)?{_THING}",
+    rf"(?:rest|remainder)\s+of\s+(?:the\s+)?(?:\w+\s+)?{_THING}\b",
+    rf"(?:existing|previous|original|other|unchanged|remaining)\s+(?:\d+\s+)?{_THING}\b.*"
+    r"(?:here|goes\s+here|remains?|stays?|unchanged|as\s+before|the\s+same|\.\.\.|…)",
+    rf"(?:{_THING}|everything\s+else)\s+(?:remains?|stays?|is|are)\s+(?:exactly\s+)?(?:unchanged|the\s+same|as\s+(?:is|before))",
     r"\[\s*(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|file)[^\]]*\]",
     r"(?:same|unchanged)\s+as\s+before",
+    r"lines?\s+\d+\s*(?:-|–|to|through)\s*\d+\s+(?:remain|are|stay)",
 ]
-_COMMENT = r"(?:#|//|/\*|<!--|--|;|\*)"
+_WORDS = r"(?:rest|unchanged|omitted(?:\s+for\s+brevity)?|no\s+changes?|snip(?:ped)?|etc\.?|same|as\s+before)"
+_OPEN = r"(?:#|//|/\*|<!--|--|;|\*|\{/\*)"
+_CLOSE = r"(?:\*/\}?|-->)"
 PLACEHOLDER = re.compile(
-    rf"^[ \t]*(?:{_COMMENT}[ \t]*)?(?:\.\.\.[ \t]*)?(?:{'|'.join(_PHRASES)})[^\n]*$",
+    rf"^[ \t]*(?:{_OPEN}[ \t]*)?[\[(]?[ \t]*(?:\.\.\.|…)?[ \t]*(?:{'|'.join(_PHRASES)})[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+_COMMENTED_ELLIPSIS = re.compile(
+    rf"^[ \t]*{_OPEN}[ \t]*[\[(]?(?:\.\.\.|…)[\])]?[ \t]*(?:{_CLOSE})?[ \t]*$", re.MULTILINE
+)
+_COMMENTED_WORD = re.compile(
+    rf"^[ \t]*{_OPEN}[ \t]*[\[(]?[ \t]*(?:\.\.\.|…)?[ \t]*{_WORDS}[ \t]*(?:\.\.\.|…)?[ \t]*[\])]?[ \t]*(?:{_CLOSE})?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BARE_ELLIPSIS = re.compile(r"^[ \t]*(?:\.\.\.|…)[ \t]*$", re.MULTILINE)
 
 
-def find_placeholder(new_text: str, old_text: str | None) -> str | None:
-    """The first placeholder line in ``new_text`` that ``old_text`` does not already contain."""
+def _is_stub(text: str, at: int) -> bool:
+    """A lone ``...`` that is code: a Python body after ``:`` or a doctest continuation after ``>>>``."""
+    before = text[:at].rstrip().rsplit("\n", 1)[-1].strip()
+    return before.endswith((":", '"""', "'''")) or before.startswith((">>>", "..."))
+
+
+def find_placeholder(new_text: str, old_text: str | None, file_text: str | None = None) -> str | None:
+    """The first placeholder line in ``new_text`` that ``old_text`` (or, for a worded one, the file)
+    does not already contain."""
+    found: list[tuple[int, str, bool]] = []
     for match in PLACEHOLDER.finditer(new_text):
-        line = match.group(0).strip()
-        if old_text is None or line not in old_text:
-            return line
+        found.append((match.start(), match.group(0).strip(), True))
+    for pattern in (_COMMENTED_ELLIPSIS, _COMMENTED_WORD):
+        found.extend((match.start(), match.group(0).strip(), False) for match in pattern.finditer(new_text))
+    for match in _BARE_ELLIPSIS.finditer(new_text):
+        if not _is_stub(new_text, match.start()):
+            found.append((match.start(), match.group(0).strip(), False))
+    for _, line, worded in sorted(found):
+        if old_text is not None and line in old_text:
+            continue
+        if worded and file_text is not None and line in file_text:
+            continue
+        return line
     return None
 
 

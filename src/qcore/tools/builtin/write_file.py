@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
+from qcore.tools.builtin.content_guards import one_line_file, refusal, unfenced
 from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
-from qcore.tools.builtin.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -42,12 +42,22 @@ class WriteFile(FileChangeTool[WriteFileParams]):
         if isinstance(existing, ToolResult):
             return existing
         content = params.content.replace("\r\n", "\n") if existing else params.content
-        placeholder = find_placeholder(content, existing.file.text if existing else None)
-        if placeholder is not None and existing is not None:
-            return ToolResult.failure(
-                placeholder_refusal(placeholder, path, "content"), ToolErrorType.EDIT_PREPARATION_FAILURE
-            )
-        return Proposal(path, existing, content)
+        old = existing.file.text if existing else None
+        notes: list[str] = []
+        inner = unfenced(content, path, old)
+        if inner is not None and inner.strip():
+            content = inner + "\n"
+            notes.append("The content came inside a Markdown fence; the fence lines were left out.")
+        unescaped = one_line_file(content, path)
+        if unescaped is not None:
+            content = unescaped
+            notes.append("The content came on one line with literal \\n; it was read once as escapes.")
+        if reason := refusal(content, old, path, old, "content"):
+            return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
+        if old and old.endswith("\n") and content and not content.endswith("\n"):
+            content += "\n"  # the file's convention: a write does not drop its final newline
+            notes.append("The file ends with a newline, so one was kept at the end.")
+        return Proposal(path, existing, content, " ".join(notes))
 
     def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:
         """The user's own content in place of the model's (from the editor in the approval dialog)."""

@@ -71,6 +71,8 @@ class HeadlessPrinter:
         self.messages: list[dict[str, Any]] = []
         self._ends_with_newline = True
         self._warned: set[str] = set()
+        self._error: ErrorOccurred | None = None
+        """The turn's last error, for the result object (JSON formats)."""
 
     def _record(self, message: dict[str, Any]) -> None:
         if self.format == "stream-json":
@@ -98,6 +100,7 @@ class HeadlessPrinter:
         elif isinstance(event, ModelRetrying):
             self.warn(f"model request failed ({event.reason}); retry {event.attempt} in {event.delay:.1f}s")
         elif isinstance(event, ErrorOccurred):
+            self._error = event
             self.warn(with_hint(event.message, event.kind, "cli"))
         elif isinstance(event, ToolCallUpdated):
             self._on_call(event)
@@ -175,20 +178,32 @@ class HeadlessPrinter:
                 self._ends_with_newline = True
             self.out.flush()
             return
-        subtype = {"completed": "success", "max_turns": "error_max_turns"}.get(
-            event.reason, f"error_{event.reason}"
-        )
-        self._record(
-            {
-                "type": "result",
-                "subtype": subtype,
-                "is_error": event.reason != "completed",
-                "result": event.text,
-                "num_turns": event.num_turns,
-                "duration_ms": event.duration_ms,
-                "usage": event.usage.as_dict(),
-            }
-        )
+        error = self._error if event.reason == "error" else None
+        subtype = {
+            "completed": "success",
+            "max_turns": "error_max_turns",
+            "cancelled": "error_cancelled",
+        }.get(event.reason, f"error_{error.kind}" if error and error.kind else "error_during_execution")
+        result: dict[str, Any] = {
+            "type": "result",
+            "subtype": subtype,
+            "is_error": event.reason != "completed",
+            "result": event.text,
+            "num_turns": event.num_turns,
+            "duration_ms": event.duration_ms,
+            "usage": event.usage.as_dict(),
+        }
+        if event.reason != "completed":
+            result["error"] = (
+                with_hint(error.message, error.kind, "cli")
+                if error
+                else {
+                    "max_turns": "The session reached its turn limit.",
+                    "cancelled": "Operation cancelled.",
+                }.get(event.reason, "The turn stopped with an error.")
+            )
+            result["result"] = event.text or result["error"]
+        self._record(result)
         if self.format == "json":
             self.out.write(json.dumps(self.messages, ensure_ascii=False, indent=None) + "\n")
             self.out.flush()

@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="trust this folder for this run: its .qwen/settings.json may start servers and allow tools",
     )
     parser.add_argument(
+        "--include-directories",
+        action="append",
+        metavar="DIR[,DIR...]",
+        help="more folders the tools may read and change, beside the project (repeatable)",
+    )
+    parser.add_argument(
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
     parser.add_argument(

@@ -31,7 +31,7 @@ from qcore.permissions.sandbox import detect_sandbox, sandbox_warnings
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
 from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
-from qcore.workspace import Workspace
+from qcore.workspace import Workspace, project_root
 
 DEFAULT_MODEL = "qwen3-coder-plus"
 
@@ -105,6 +105,8 @@ class Launch:
     """What a run starts from: the folder, the settings in force, the mode, the rules and the model."""
 
     cwd: Path
+    """The project: the git repository's top level holding the folder qcli was started in (else that
+    folder); its settings, context and ignore files apply."""
     settings: Settings
     mode: ApprovalMode
     rules: list[Rule]
@@ -118,6 +120,10 @@ class Launch:
     """What the project's settings would start or allow, not applied because the folder is not trusted."""
     broken: list[Path] = field(default_factory=list)
     """Settings files that are there but could not be parsed: none of their rules apply."""
+    start: Path | None = None
+    """The folder qcli was started in, inside the project: relative paths and commands start there."""
+    include: list[Path] = field(default_factory=list)
+    """More workspace folders (``--include-directories``)."""
 
     @property
     def asks_trust(self) -> bool:
@@ -147,7 +153,8 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         rules = list(rules_from_flags(args.allowed_tools or ()))
         config = ModelConfig("demo (scripted)", None, None)
         return Launch(scratch, Settings(), mode, rules, config, demo=True, max_turns=args.max_session_turns)
-    cwd = cwd or Path.cwd()
+    start = (cwd or Path.cwd()).resolve()
+    cwd = project_root(start)
     loaded = load_settings(cwd, trust=True if getattr(args, "trust_folder", False) else None)
     rules = [*rules_from_settings(loaded), *rules_from_flags(args.allowed_tools or ())]
     problems = [f"settings: {problem}" for problem in loaded.problems]
@@ -162,7 +169,21 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         trust=loaded.trust,
         held_back=loaded.held_back,
         broken=[source.path for source in loaded.sources if source.broken],
+        start=start,
+        include=included_folders(args, start),
     )
+
+
+def included_folders(args: argparse.Namespace, start: Path) -> list[Path]:
+    """``--include-directories``: comma-separated, repeatable, relative to where qcli was started."""
+    folders: list[Path] = []
+    for entry in getattr(args, "include_directories", None) or ():
+        for part in filter(None, (piece.strip() for piece in entry.split(","))):
+            folder = (start / Path(part).expanduser()).resolve()
+            if not folder.is_dir():
+                raise SystemExit(f"qcli: --include-directories: {part} is not a folder")
+            folders.append(folder)
+    return folders
 
 
 def held_back_report(launch: Launch, front_end: str = "cli") -> str:
@@ -186,7 +207,7 @@ def build_session(
 ) -> Session:
     session, problems = create_session(
         llm=llm,
-        workspace=Workspace.for_project(launch.cwd),
+        workspace=Workspace.for_project(launch.cwd, cwd=launch.start, include=launch.include),
         settings=launch.settings,
         mode=launch.mode,
         approver=approver,

@@ -55,13 +55,14 @@ def git_state(root: Path) -> str:
     return f"git branch {branch}, {dirty}"
 
 
-def environment(root: Path, today: datetime.date | None = None) -> str:
+def environment(root: Path, today: datetime.date | None = None, cwd: Path | None = None) -> str:
     day = (today or datetime.date.today()).isoformat()
-    return f"Environment: {platform.system()}, date {day}, workspace root {root} ({git_state(root)})."
+    here = f"; working folder {cwd} (relative paths and commands start there)" if cwd and cwd != root else ""
+    return f"Environment: {platform.system()}, date {day}, workspace root {root} ({git_state(root)}){here}."
 
 
-def build_system_prompt(root: Path, mode: ApprovalMode, context: str = "") -> str:
-    parts = [ROLE, environment(root), MODE_RULES[mode]]
+def build_system_prompt(root: Path, mode: ApprovalMode, context: str = "", cwd: Path | None = None) -> str:
+    parts = [ROLE, environment(root, cwd=cwd), MODE_RULES[mode]]
     if context.strip():
         parts.append(context.strip())
     return "\n\n".join(parts)

@@ -87,7 +87,7 @@ def create_session(
     def context_files() -> ContextFiles:
         return load_context(
             workspace.root,
-            cwd or workspace.root,
+            cwd or workspace.cwd,
             home=home or Path.home(),
             file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
         )
@@ -123,8 +123,10 @@ def create_session(
         registry=setup.registry,
         policy=policy,
         approver=approver,
-        system_prompt=build_system_prompt(workspace.root, mode, context_files().text),
-        system_prompt_source=lambda: build_system_prompt(workspace.root, policy.mode, context_files().text),
+        system_prompt=build_system_prompt(workspace.root, mode, context_files().text, workspace.cwd),
+        system_prompt_source=lambda: build_system_prompt(
+            workspace.root, policy.mode, context_files().text, workspace.cwd
+        ),
         max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
         events=events,
         cwd=workspace.root,

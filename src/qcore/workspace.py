@@ -25,26 +25,38 @@ class Workspace:
         roots: Sequence[str | Path],
         extra_readable: Sequence[str | Path] = (),
         temp_dir: str | Path | None = None,
+        cwd: str | Path | None = None,
     ) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root")
         self.roots: tuple[Path, ...] = tuple(_real(root) for root in roots)
+        start = _real(cwd) if cwd is not None else self.roots[0]
+        self.cwd: Path = start if self._inside(start, self.roots) else self.roots[0]
+        """The folder the session started in: relative paths resolve here, commands start here."""
         self.temp_dir: Path | None = _real(temp_dir) if temp_dir is not None else None
         """Where whole outputs are saved when truncated; readable by read_file."""
         readable = [*extra_readable, *([temp_dir] if temp_dir is not None else [])]
         self.extra_readable: tuple[Path, ...] = tuple(_real(path) for path in readable)
 
     @classmethod
-    def for_project(cls, root: str | Path, home: Path | None = None) -> Workspace:
-        """A workspace rooted at ``root`` with Qwen Code's per-project temp folder beside it."""
+    def for_project(
+        cls,
+        root: str | Path,
+        home: Path | None = None,
+        *,
+        cwd: str | Path | None = None,
+        include: Sequence[str | Path] = (),
+    ) -> Workspace:
+        """A workspace rooted at ``root`` (and the ``include`` folders), starting in ``cwd``, with Qwen
+        Code's per-project temp folder beside it."""
         from qcore.storage import project_temp_dir
 
         real = _real(root)
-        return cls([real], temp_dir=project_temp_dir(real, home))
+        return cls([real, *include], temp_dir=project_temp_dir(real, home), cwd=cwd)
 
     @property
     def root(self) -> Path:
-        """The target directory: relative paths resolve here."""
+        """The project's folder (the repository's top level): its settings, ignore and context files."""
         return self.roots[0]
 
     def _inside(self, real: Path, bases: Sequence[Path]) -> bool:
@@ -66,7 +78,7 @@ class Workspace:
         if not os.path.isabs(expanded):
             if not allow_relative:
                 raise PathOutsideWorkspace(f"File path must be absolute, but was relative: {path}")
-            expanded = os.path.join(self.root, expanded)
+            expanded = os.path.join(self.cwd, expanded)
         real = _real(expanded)
         bases = self.roots + self.extra_readable if readable_only else self.roots
         if not self._inside(real, bases):
@@ -86,3 +98,15 @@ class Workspace:
             if real.is_relative_to(root):
                 return str(real.relative_to(root))
         return str(path)
+
+
+def project_root(start: str | Path, home: Path | None = None) -> Path:
+    """The top level of the git repository holding ``start`` (``start`` itself outside one), found by
+    looking for ``.git`` upwards, without running git. A repository at the home folder itself (dotfiles)
+    does not count: it would make every folder below it one project."""
+    begin = _real(start)
+    home_dir = _real(home) if home is not None else _real(Path.home())
+    for folder in (begin, *begin.parents):
+        if (folder / ".git").exists():
+            return begin if folder == home_dir and begin != home_dir else folder
+    return begin

@@ -243,3 +243,14 @@ def test_a_settings_file_that_cannot_be_parsed_stops_a_headless_run(workdir: Wor
     assert result.returncode == 52, result.stderr
     assert str(settings) in result.stderr and "deny rules" in result.stderr
     assert workdir.server.chat_requests == []
+
+
+def test_json_output_on_failure_carries_the_reason(workdir: Workdir, qcli: Runner) -> None:
+    workdir.server.script.append(Reply.error(401, "Incorrect API key provided"))
+    result = qcli("-p", "hi", "-o", "json")
+    assert result.returncode == 41, result.stderr
+    final = json.loads(result.stdout)[-1]
+    assert final["type"] == "result" and final["is_error"] is True
+    assert final["subtype"] == "error_auth"
+    assert "Incorrect API key" in final["error"] and "--openai-api-key" in final["error"]
+    assert final["result"] == final["error"]

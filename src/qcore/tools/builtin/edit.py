@@ -28,7 +28,7 @@ from qcore.tools.subjects import PathSubject
 
 class EditParams(ToolParams):
     file_path: str = Field(
-        description="Path of the file to change (absolute, or relative to the workspace root)."
+        description="Path of the file to change (absolute, or relative to the working folder)."
     )
     old_string: str = Field(
         description="The exact text to replace, with enough context to match once. Empty to create a new file."

@@ -57,7 +57,7 @@ class GlobParams(ToolParams):
     )
     path: str | None = Field(
         None,
-        description="Folder to search (absolute, or relative to the workspace root). Default: the root.",
+        description="Folder to search (absolute, or relative to the working folder). Default: the working folder.",
     )
 
 

@@ -67,7 +67,7 @@ class GrepSearchParams(ToolParams):
     )
     path: str | None = Field(
         None,
-        description="File or folder to search (absolute, or relative to the workspace root). Default: the root.",
+        description="File or folder to search (absolute, or relative to the working folder). Default: the working folder.",
     )
     glob: str | None = Field(
         None,

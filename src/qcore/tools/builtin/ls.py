@@ -20,7 +20,7 @@ from qcore.tools.results import ToolErrorType, ToolResult
 
 
 class ListDirectoryParams(ToolParams):
-    path: str = Field(description="The folder to list (absolute, or relative to the workspace root).")
+    path: str = Field(description="The folder to list (absolute, or relative to the working folder).")
     ignore: list[str] | None = Field(
         None, description="Glob patterns matched against entry names to leave out, e.g. ['*.log', 'tmp*']."
     )

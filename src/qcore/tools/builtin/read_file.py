@@ -117,7 +117,7 @@ def open_regular(path: Path) -> tuple[int, os.stat_result]:
 
 
 class ReadFileParams(ToolParams):
-    absolute_path: str = Field(description="The file to read: absolute, or relative to the workspace root.")
+    absolute_path: str = Field(description="The file to read: absolute, or relative to the working folder.")
     offset: int | None = Field(None, ge=0, description="0-based line to start from, for large files.")
     limit: int | None = Field(None, gt=0, description="How many lines to read, for large files.")
 

@@ -59,7 +59,7 @@ def _shown(path: Path, root: Path) -> str:
 class ReadManyFilesParams(ToolParams):
     paths: list[str] = Field(
         min_length=1,
-        description="Files, folders or globs relative to the workspace root, e.g. ['src/main.py', 'docs', "
+        description="Files, folders or globs relative to the working folder, e.g. ['src/main.py', 'docs', "
         "'src/**/*.ts']. A folder means every file below it.",
     )
     include: list[str] | None = Field(None, description="More globs to add, e.g. ['**/*.md'].")
@@ -79,7 +79,7 @@ class _Selection:
 
 
 class ReadManyFiles(BaseTool[ReadManyFilesParams]):
-    """Reads several text files at once (paths, folders or globs relative to the workspace root) and
+    """Reads several text files at once (paths, folders or globs relative to the working folder) and
     returns their contents, each under a `--- <path> ---` header. Ignored and binary files are skipped.
     """
 
@@ -122,7 +122,7 @@ class ReadManyFiles(BaseTool[ReadManyFilesParams]):
 
     def _expand(self, pattern: str, rules: IgnoreRules, chosen: _Selection, signal: AbortSignal) -> None:
         """Add the files ``pattern`` names: a file, every file below a folder, or the matches of a glob."""
-        root = self.workspace.root
+        root = self.workspace.cwd
         literal = not has_magic(pattern) or os.path.lexists(os.path.join(root, pattern))
         if literal:
             try:

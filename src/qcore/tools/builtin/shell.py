@@ -49,8 +49,8 @@ class RunShellCommandParams(ToolParams):
     )
     directory: str | None = Field(
         None,
-        description="Directory to run in (absolute, or relative to the workspace root); must exist and be "
-        "inside the workspace. Defaults to the workspace root.",
+        description="Directory to run in (absolute, or relative to the working folder); must exist and be "
+        "inside the workspace. Defaults to the working folder.",
     )
     is_background: bool = Field(
         False,
@@ -146,7 +146,7 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
 
     def _working_dir(self, params: RunShellCommandParams) -> Path:
         if params.directory is None:
-            return self.workspace.root
+            return self.workspace.cwd
         path = self.resolve_path(params.directory)
         if not path.exists():
             raise ToolParamsError(f"Directory does not exist: {params.directory}")
@@ -183,7 +183,7 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         self, params: RunShellCommandParams, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
         try:  # checked at build; here only containment again, a vanished folder fails as a spawn error
-            cwd = self.workspace.root if params.directory is None else self.resolve_path(params.directory)
+            cwd = self.workspace.cwd if params.directory is None else self.resolve_path(params.directory)
         except ToolParamsError as error:
             return ToolResult.failure(str(error), error.error_type)
         profile = self.sandbox_profile(params.command)

@@ -13,7 +13,7 @@ from qcore.tools.subjects import PathSubject
 
 class WriteFileParams(ToolParams):
     file_path: str = Field(
-        description="Path of the file to write (absolute, or relative to the workspace root)."
+        description="Path of the file to write (absolute, or relative to the working folder)."
     )
     content: str = Field(description="The complete new content of the file.")
 

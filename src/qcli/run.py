@@ -282,12 +282,21 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
     if launch.held_back:
         _say(held_back_report(launch))
     if args.show_prompt:
-        return show_prompt(session)
+        return asyncio.run(_show_prompt_and_close(session))
     return asyncio.run(_run_and_close(session, llm, prompt, HeadlessPrinter(args.output_format)))
 
 
+async def _show_prompt_and_close(session: Session) -> int:
+    try:
+        await session.tools_ready()
+        return show_prompt(session)
+    finally:
+        await session.aclose()
+
+
 def show_prompt(session: Session) -> int:
-    """Exactly what the first request would carry before the user's words, with its size."""
+    """Exactly what the first request would carry before the user's words (MCP and discovered tools
+    included, once their sources are ready), with its size."""
     system = next((str(m.content) for m in session.history if m.role == "system"), "")
     declared = session.registry.declarations()
     size = len(json.dumps(declared, ensure_ascii=False))  # as sent: compact

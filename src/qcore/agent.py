@@ -135,6 +135,7 @@ class Session:
         self.workspace = Workspace([self.cwd])
         """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
         self._started = False
+        self._warmed = False
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -145,17 +146,19 @@ class Session:
             self.policy.mode = mode
             self.events.emit(ApprovalModeChanged(mode))
 
-    def start(self) -> None:
+    def start(self, announce: bool = True) -> None:
         """Announce the session (model, tools, mode) and, inside an event loop, start looking for run-time
-        tools in the background; ``send`` does it on first use, a UI on mount."""
+        tools in the background; ``send`` does it on first use, a UI on mount. ``announce=False`` starts
+        the sources only, so a caller that waits for them (``qcli -p``) announces every tool."""
         with contextlib.suppress(RuntimeError):  # no running loop yet: send() starts them
             asyncio.get_running_loop()
             if self.tool_sources is not None:
                 self.tool_sources.start()
-            if not self._started:
+            if not self._started and not self._warmed:
+                self._warmed = True
                 for tool in self.registry:
                     tool.warm()
-        if not self._started:
+        if not self._started and announce:
             self._started = True
             self.events.emit(
                 SessionStarted(
@@ -166,6 +169,13 @@ class Session:
                     str(self.cwd),
                 )
             )
+
+    async def tools_ready(self) -> None:
+        """Start the run-time tool sources and wait for them as the first request would (MCP servers up
+        to ``mcp.startupWaitMs``), so what is declared next is what will be sent."""
+        self.start(announce=False)
+        if self.tool_sources is not None:
+            await self.tool_sources.ready()
 
     async def aclose(self) -> None:
         """End what the session started: MCP server processes, a discovery command still running, and

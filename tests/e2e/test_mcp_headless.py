@@ -124,3 +124,19 @@ def test_a_silent_server_holds_the_first_request_only_briefly(workdir: Workdir, 
     )
     assert not any(name.startswith("mcp__") for name in first)
     assert "mcp__slow__add" in second and not any(name.startswith("mcp__silent__") for name in second)
+
+
+def test_show_prompt_and_session_start_list_every_tool_that_is_sent(workdir: Workdir, qcli: Runner) -> None:
+    write_settings(
+        workdir, {"py": {"command": sys.executable, "args": [str(SUPPORT / "mcp_server.py"), "stdio"]}}
+    )
+    shown = qcli("--show-prompt")
+    assert shown.returncode == 0, shown.stderr
+    assert '"name": "mcp__py__add"' in shown.stdout and '"name": "read_file"' in shown.stdout
+    workdir.server.script.append(Reply(text="hi"))
+    streamed = qcli("-p", "hello", "-o", "stream-json")
+    assert streamed.returncode == 0, streamed.stderr
+    start = json.loads(streamed.stdout.splitlines()[0])
+    assert start["subtype"] == "session_start"
+    sent = {tool["function"]["name"] for tool in workdir.server.chat_requests[0].body["tools"]}
+    assert set(start["tools"]) == sent and "mcp__py__add" in sent

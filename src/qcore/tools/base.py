@@ -41,6 +41,7 @@ from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolRes
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Sandbox
+    from qcore.session_state import SessionState
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
     from qcore.tools.subjects import Subject
@@ -99,6 +100,12 @@ class ToolContext:
     """What confines commands that run unasked; None: the best this machine offers, found on first use."""
     shell_runner: ShellRunner | None = None
     """How commands run; None: each tool that runs commands makes the default runner with ``sandbox``."""
+    session_state: SessionState | None = None
+    """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
+
+    def __post_init__(self) -> None:
+        if self.session_state is not None:
+            self.file_states = self.session_state.files
 
 
 def snake_case(name: str) -> str:

@@ -10,6 +10,7 @@ sessions as broken ones. Not the project's temp folder either: the file tools ma
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from collections.abc import Iterable
@@ -56,7 +57,7 @@ def describe(path: Path) -> SessionInfo:
         try:
             record = _record(data[line_start : line_end if line_end >= 0 else len(data)])
             message = next(m for m in record["messages"] if m.get("role") == "user")
-            first = _text(ChatMessage.from_json(message))
+            first = ChatMessage.from_json(message).text()
         except (SessionFileError, KeyError, StopIteration, ValueError, AttributeError):
             first = ""
     stat = path.stat()
@@ -81,19 +82,14 @@ def _record(line: bytes) -> dict[str, Any]:
     return record
 
 
-def _text(message: ChatMessage) -> str:
-    content = message.content
-    if content is None or isinstance(content, str):
-        return content or ""
-    return " ".join(getattr(part, "text", "") for part in content)
-
-
 class SessionStore:
     """The saved sessions of one project."""
 
     def __init__(self, root: Path, home: Path | None = None) -> None:
-        self.root = root
-        self.dir = project_sessions_dir(root, home)
+        self.root = Path(
+            os.path.realpath(root)
+        )  # as the workspace has it: a symlinked path is the same project
+        self.dir = project_sessions_dir(self.root, home)
 
     def path_for(self, session_id: str) -> Path:
         return self.dir / f"{session_id}.jsonl"

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from qcore.abort import AbortSignal
-from qcore.tools.results import Part, part_from_json
+from qcore.tools.results import Part, TextPart, part_from_json
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
@@ -47,6 +47,13 @@ class ChatMessage:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+
+    def text(self) -> str:
+        """The content as text: the text parts joined (media left out)."""
+        content = self.content
+        if content is None or isinstance(content, str):
+            return content or ""
+        return "\n".join(part.text for part in content if isinstance(part, TextPart))
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (the session file's form); empty fields are left out."""

@@ -224,3 +224,53 @@ async def test_the_demo_streams_asks_twice_and_removes_its_scratch_copy(project:
         assert app.assistant is None and app.stats.approved == 2
     assert not scratch.exists()
     assert (project.root / "app.py").read_text().startswith("def greet")  # the user's own files untouched
+
+
+async def test_chat_save_list_and_resume(project: Project) -> None:
+    app = project.app([reply("first answer"), reply("after the resume")])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "remember the plan")
+        await pilot.press("enter")
+        await idle(pilot)
+        await command(pilot, "/chat save plan-a")
+        await until(pilot, lambda: any("Saved this conversation as 'plan-a'" in n for n in notices(app)))
+        await command(pilot, "/clear")
+        await until(pilot, lambda: [m.role for m in app.session.history] == ["system"])
+        await command(pilot, "/chat list")
+        await until(pilot, lambda: "plan-a" in screen_text(app) and "remember the plan" in screen_text(app))
+        await command(pilot, "/chat resume plan-a")
+        await until(pilot, lambda: any("Took up the chat saved as 'plan-a'" in n for n in notices(app)))
+        assert [m.role for m in app.session.history] == ["system", "user", "assistant"]
+        assert "first answer" in screen_text(app)  # the earlier conversation is shown again
+        await type_text(pilot, "go on")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert [m.content for m in app.session.history if m.role == "user"] == ["remember the plan", "go on"]
+        await command(pilot, "/chat resume nothing-here")
+        await until(pilot, lambda: any("no chat saved as 'nothing-here'" in n for n in notices(app)))
+
+
+async def test_a_continued_session_shows_its_earlier_conversation(project: Project) -> None:
+    from qcli.resume import choose_session
+
+    first = project.app([reply("the earlier answer")])
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "the earlier question")
+        await pilot.press("enter")
+        await idle(pilot)
+        session_id = first.session.session_id
+    again = project.app([reply("and the next")], "--continue")
+    assert choose_session(again.args, project.root) is None and again.args.resume_id == session_id
+    async with again.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: "the earlier answer" in screen_text(again))
+        assert "the earlier question" in screen_text(again) and again.session.session_id == session_id
+        await type_text(pilot, "more")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert [m.content for m in again.session.history if m.role == "user"] == [
+            "the earlier question",
+            "more",
+        ]

@@ -216,3 +216,14 @@ async def test_successes_in_between_keep_the_guard_quiet(tmp_path: Path) -> None
     session, events = session_on(SessionState.new("t", tmp_path, "m"), [*steps, reply("done")])
     assert (await session.send("go")).reason == "completed"
     assert not any(isinstance(e, LoopDetected) for e in events)
+
+
+def test_a_reloaded_journal_closed_and_reopened_keeps_what_it_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    SessionState.new("t", tmp_path, "m", path).append(ChatMessage(role="user", content="one"))
+    loaded = load_state(path)
+    loaded.append(ChatMessage(role="user", content="two"))
+    assert loaded.journal is not None
+    loaded.journal.close()
+    loaded.append(ChatMessage(role="user", content="three"))
+    assert [m.content for m in load_state(path).history] == ["one", "two", "three"]

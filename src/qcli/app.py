@@ -150,7 +150,7 @@ class QcliApp(App[int]):
         session.events.subscribe(self._stats)
         session.events.subscribe(self._on_event)
         session.start()
-        if len(session.history) > 1:
+        if any(message.role != "system" for message in session.history):  # a resumed session
             from qcli.event_view import show_history
 
             show_history(self, [m for m in session.history if m.role != "system"])

@@ -194,6 +194,8 @@ class Session:
         what the tools own (the processes their commands left running)."""
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
+        if self.state.journal is not None:
+            self.state.journal.close()  # written through already; this only lets the file go
         for tool in self.registry:
             try:
                 await tool.aclose()
@@ -341,7 +343,10 @@ class Session:
 
     def _refuse(self, started: float) -> TurnOutcome:
         """Past ``max_turns``: the prompt is not taken (the history stays as it was)."""
-        message = f"This session has reached its turn limit ({self.max_turns} model requests); it takes no new prompts."
+        message = (
+            f"This session has reached its turn limit ({self.max_turns} model requests); "
+            "it takes no new prompts."
+        )
         self.events.emit(ErrorOccurred(message, "max_turns"))
         outcome = TurnOutcome("", "max_turns", 0, Usage())
         elapsed = int((time.monotonic() - started) * 1000)

@@ -134,6 +134,7 @@ class Journal:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         if self._size is not None:
             os.ftruncate(fd, self._size)
+            self._size = None  # once: a later reopen (after ``close``) must keep what was written since
         elif os.fstat(fd).st_size == 0:
             os.write(fd, _dumps(self.header.to_json()))
         self._fd = fd

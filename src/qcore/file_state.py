@@ -44,9 +44,12 @@ class FileStates:
     def items(self) -> list[tuple[Path, str]]:
         return list(self._seen.items())
 
-    def restore(self, seen: dict[Path, str]) -> None:
-        """Take the fingerprints of a saved session, without telling ``on_change``."""
-        self._seen = dict(seen)
+    def replay(self, path: Path, digest: str | None) -> None:
+        """Take one fingerprint of a saved session (None: forgotten), without telling ``on_change``."""
+        if digest is None:
+            self._seen.pop(path, None)
+        else:
+            self._seen[path] = digest
 
     def changed_since_seen(self, path: Path, data: bytes | None) -> bool:
         """True when the model saw ``path`` and its bytes are now different (or it is gone)."""

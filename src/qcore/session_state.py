@@ -298,11 +298,7 @@ def _apply_rule(state: SessionState, record: dict[str, Any]) -> None:
 
 def _apply_file(state: SessionState, record: dict[str, Any]) -> None:
     digest = record.get("sha256")
-    seen = state.files._seen
-    if isinstance(digest, str):
-        seen[Path(record["path"])] = digest
-    else:
-        seen.pop(Path(record["path"]), None)
+    state.files.replay(Path(record["path"]), digest if isinstance(digest, str) else None)
 
 
 def _apply_usage(state: SessionState, record: dict[str, Any]) -> None:

@@ -132,3 +132,31 @@ def test_the_loop_guard_stops_a_repeated_failing_call(workdir: Workdir, qcli: Ru
     assert result.returncode == 1
     assert "read_file with the same arguments 3 times in a row" in result.stderr
     assert len(workdir.server.chat_requests) == 3
+
+
+def test_resume_without_id_in_a_terminal_asks_which(workdir: Workdir, qcli: Runner) -> None:
+    import pty
+
+    workdir.server.script.extend([Reply(text="one"), Reply(text="back again")])
+    assert qcli("-p", "the only session").returncode == 0
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [QCLI, "-p", "and more", "--resume"],
+        cwd=workdir.root,
+        env=workdir.env(),
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Which session" not in seen and time.monotonic() < deadline:
+        seen += os.read(master, 4096)
+    assert b"the only session" in seen
+    os.write(master, b"1\n")
+    out, _ = process.communicate(timeout=30)
+    os.close(master)
+    assert process.returncode == 0 and out.decode().strip() == "back again"
+    users = [m["content"] for m in workdir.server.chat_requests[-1].body["messages"] if m["role"] == "user"]
+    assert users == ["the only session", "and more"]

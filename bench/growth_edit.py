@@ -27,7 +27,7 @@ from typing import Any
 from bench.common import Row
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.edit import Edit
+from qcore.tools.builtin.edit import Edit
 from qcore.workspace import Workspace
 
 SIZES = (1_000, 10_000, 100_000)

@@ -19,9 +19,9 @@ from pathlib import Path
 from bench.common import Row, median_ms
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.glob import Glob
-from qcore.tools.grep import GrepSearch
-from qcore.tools.read_file import ReadFile
+from qcore.tools.builtin.glob import Glob
+from qcore.tools.builtin.grep import GrepSearch
+from qcore.tools.builtin.read_file import ReadFile
 from qcore.workspace import Workspace
 
 

@@ -11,9 +11,9 @@ from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
 from qcore.permissions.shell_analysis import analyse
 from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.confirmation import EditConfirmation, ExecConfirmation
-from qcore.tools.edit import Edit
-from qcore.tools.shell import RunShellCommand
 from qcore.tools.subjects import PathSubject, ShellSubject
 from qcore.workspace import Workspace
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from bench.common import Row
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.glob import Glob
-from qcore.tools.grep import GrepSearch
+from qcore.tools.builtin.glob import Glob
+from qcore.tools.builtin.grep import GrepSearch
 from qcore.workspace import Workspace
 
 PATTERN = r"TODO\(\w+\)"

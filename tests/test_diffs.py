@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from qcore import diff_align
 from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, diff_stat, file_diff, structured_diff
 from qcore.text_lines import TextLines
-from qcore.tools.edit_match import apply_replacement
+from qcore.tools.builtin.edit_match import apply_replacement
 
 PATCH = "/usr/bin/patch"
 

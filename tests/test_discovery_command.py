@@ -314,3 +314,21 @@ async def test_rename_clashes_moves_discovered_tools_off_builtin_names(project: 
     ]
     renamed = next(tool for tool in tools if tool.name == "discovered_fail_tool_2")
     assert renamed.declared_name == "fail_tool"
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("cd tools && python3 discover.py", "'cd' is a shell builtin"),
+        ("python3 discover.py > tools.json", "'>' needs a shell"),
+        ("python3 a.py | python3 b.py", "'|' needs a shell"),
+    ],
+)
+async def test_a_discovery_command_written_as_shell_says_how_to_write_it(
+    project: Path, line: str, named: str
+) -> None:
+    result = await discover_tools(line, "true", cwd=project)
+    assert result.tools == [] and len(result.problems) == 1
+    problem = result.problems[0]
+    assert named in problem and "without a shell" in problem and "python3 tools/discover.py" in problem
+    assert "No such file" not in problem

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from qcore.abort import AbortSignal
 from qcore.files import FileTooLarge, NotRegularFile, read_regular_file
 from qcore.mentions import expand_mentions
-from qcore.tools import file_change
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.edit import Edit
-from qcore.tools.read_file import ReadFile
-from qcore.tools.read_many_files import ReadManyFiles
+from qcore.tools.builtin import file_change
+from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.read_file import ReadFile
+from qcore.tools.builtin.read_many_files import ReadManyFiles
+from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.results import ToolErrorType
-from qcore.tools.write_file import WriteFile
 from qcore.workspace import Workspace
 
 PNG = base64.b64decode(

@@ -8,10 +8,10 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.edit import Edit
-from qcore.tools.read_file import ReadFile
+from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.read_file import ReadFile
+from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.results import FileDiff, ToolErrorType
-from qcore.tools.write_file import WriteFile
 from qcore.workspace import Workspace
 
 

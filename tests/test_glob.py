@@ -15,9 +15,9 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.glob import Glob, GlobBackend, sort_by_recency
+from qcore.tools.builtin.glob import Glob, GlobBackend, sort_by_recency
+from qcore.tools.builtin.search_common import GlobSyntaxError, compile_glob
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import GlobSyntaxError, compile_glob
 from qcore.workspace import Workspace
 
 BACKENDS = ["ripgrep", "python"]

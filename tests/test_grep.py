@@ -17,9 +17,9 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.grep import Backend, GrepSearch
+from qcore.tools.builtin.grep import Backend, GrepSearch
+from qcore.tools.builtin.search_common import run_process
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import run_process
 from qcore.workspace import Workspace
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")

@@ -15,7 +15,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.edit import Edit
+from qcore.tools.builtin.edit import Edit
 from qcore.workspace import Workspace
 
 SMALL, LARGE = 5_000, 50_000

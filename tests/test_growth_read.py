@@ -12,8 +12,8 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.grep import GrepSearch, RipgrepStream
-from qcore.tools.read_file import ReadFile
+from qcore.tools.builtin.grep import GrepSearch, RipgrepStream
+from qcore.tools.builtin.read_file import ReadFile
 from qcore.workspace import Workspace
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")

@@ -12,7 +12,7 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.ls import ListDirectory
+from qcore.tools.builtin.ls import ListDirectory
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.workspace import Workspace
 

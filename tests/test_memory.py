@@ -9,8 +9,8 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
+from qcore.tools.builtin.memory import MEMORY_HEADING, SaveMemory, add_memory, clean_fact, context_file_name
 from qcore.tools.confirmation import EditConfirmation
-from qcore.tools.memory import MEMORY_HEADING, SaveMemory, add_memory, clean_fact, context_file_name
 from qcore.tools.results import FileDiff
 from qcore.workspace import Workspace
 

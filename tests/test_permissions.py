@@ -20,14 +20,14 @@ from qcore.permissions.settings_rules import (
 from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCallState
 from qcore.settings import load_settings
+from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
-from qcore.tools.edit import Edit
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.subjects import PathSubject, UrlSubject
-from qcore.tools.write_file import WriteFile
 from qcore.workspace import Workspace
-from tests.support.tools import ScriptedApprover
 
 QUESTION = EditConfirmation("Confirm", "f", "/f", None, "")
 
@@ -79,7 +79,7 @@ def test_deny_beats_ask_beats_allow(tree: Path) -> None:
 
 
 def test_url_and_tool_name_glob_rules() -> None:
-    from qcore.tools.web_fetch import WebFetch
+    from qcore.tools.builtin.web_fetch import WebFetch
 
     tool = WebFetch(ToolContext(Workspace([Path("/")])))
     question = InfoConfirmation("Confirm Web Fetch", "p", ("https://docs.python.org/3/",))
@@ -180,7 +180,7 @@ async def test_modify_puts_the_users_content_through_a_new_diff(tmp_path: Path) 
 
 
 async def test_headless_refusal_names_the_rule_that_would_allow_it(tmp_path: Path) -> None:
-    from qcore.tools.shell import RunShellCommand
+    from qcore.tools.builtin.shell import RunShellCommand
 
     registry = ToolRegistry()
     registry.register(RunShellCommand(ToolContext(Workspace([tmp_path]))))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from qcore.discovery.plugins import load_plugin_tools
 from qcore.runtime import build_tools
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext
-from qcore.tools.plugins import load_plugin_tools
 from qcore.workspace import Workspace
 
 PLUGIN_MODULE = '''
@@ -83,6 +83,6 @@ def test_entry_points_give_tools_and_broken_ones_are_reported(site: Path, tmp_pa
 def test_a_plugin_never_replaces_a_builtin(site: Path, tmp_path: Path) -> None:
     install_plugin(site, {"impostor": "qcli_test_plugin:ReadFile", "counter": "qcli_test_plugin:WordCount"})
     setup = build_tools(ToolContext(Workspace([tmp_path])), Settings())
-    assert type(setup.registry.get("read_file")).__module__ == "qcore.tools.read_file"
+    assert type(setup.registry.get("read_file")).__module__ == "qcore.tools.builtin.read_file"
     assert "word_count" in setup.registry
     assert any("'read_file' not registered" in problem for problem in setup.problems)

@@ -8,7 +8,7 @@ from qcore.permissions import ApprovalMode
 from qcore.prompt import PROMPT_BUDGET, git_state
 from qcore.runtime import create_session
 from qcore.settings import Settings
-from qcore.tools.aliases import canonical_tool_name, rename_parameters
+from qcore.tools.names import canonical_tool_name, rename_parameters
 from qcore.workspace import Workspace
 
 

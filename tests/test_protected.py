@@ -109,8 +109,8 @@ async def run_write(root: Path, relative: str, mode: str, approver: object | Non
     from qcore.permissions.rules import Rule, RuleKind, RuleSource
     from qcore.scheduler import ToolScheduler
     from qcore.tools.base import ToolContext
+    from qcore.tools.builtin.write_file import WriteFile
     from qcore.tools.registry import ToolRegistry
-    from qcore.tools.write_file import WriteFile
     from qcore.workspace import Workspace
 
     registry = ToolRegistry()
@@ -127,7 +127,7 @@ async def run_write(root: Path, relative: str, mode: str, approver: object | Non
 async def test_auto_edit_and_allow_rules_ask_for_git_config_and_offer_no_always(tmp_path: Path) -> None:
     from qcore.permissions import Decision
     from qcore.scheduling import ToolCallState
-    from tests.support.tools import ScriptedApprover
+    from qcore.testing import ScriptedApprover
 
     (tmp_path / ".git").mkdir()
     approver = ScriptedApprover(Decision.reject("no"))

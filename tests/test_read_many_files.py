@@ -12,7 +12,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.read_many_files import ReadManyFiles
+from qcore.tools.builtin.read_many_files import ReadManyFiles
 from qcore.tools.results import InlineDataPart, ToolErrorType, ToolResult
 from qcore.workspace import Workspace
 

@@ -23,7 +23,7 @@ from qcore.permissions.shell_analysis import Hazard, WordKind, analyse
 from qcore.permissions.shell_words import brace_expand, is_pattern
 from qcore.permissions.wrappers import unwrap
 from qcore.tools.base import ToolContext
-from qcore.tools.shell import RunShellCommand
+from qcore.tools.builtin.shell import RunShellCommand
 from qcore.workspace import Workspace
 
 READ_ONLY = [

@@ -10,13 +10,14 @@ from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
 from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCallState
+from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import Edit
 from qcore.tools.confirmation import ToolConfirmationOutcome
-from qcore.tools.edit import Edit
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType
 from qcore.workspace import Workspace
-from tests.support.tools import Echo, FakeShell, ScriptedApprover
+from tests.support.tools import Echo, FakeShell
 
 
 def call(call_id: str, name: str, **args: object) -> ToolCallRequest:

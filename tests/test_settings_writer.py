@@ -22,6 +22,14 @@ CASES = {
         '{\n  "permissions": {\n    "allow": [\n      "read_file", // ok\n      "edit"\n    ]\n  }\n}\n',
         '{\n  "permissions": {\n    "allow": [\n      "read_file", // ok\n      "edit",\n      "run_shell_command(npm test:*)"\n    ]\n  }\n}\n',
     ),
+    "a comment on the last entry stays with it": (
+        '{\n  "permissions": {\n    "allow": [\n      "read_file", // ok\n      "edit" // keep me\n    ]\n  }\n}\n',
+        '{\n  "permissions": {\n    "allow": [\n      "read_file", // ok\n      "edit", // keep me\n      "run_shell_command(npm test:*)"\n    ]\n  }\n}\n',
+    ),
+    "a block comment on the last entry": (
+        '{\n  "permissions": {\n    "allow": [\n      "edit" /* keep */\n    ]\n  }\n}\n',
+        '{\n  "permissions": {\n    "allow": [\n      "edit", /* keep */\n      "run_shell_command(npm test:*)"\n    ]\n  }\n}\n',
+    ),
     "one-line list": (
         '{"permissions": {"allow": ["a"]}}',
         '{"permissions": {"allow": ["a", "run_shell_command(npm test:*)"]}}',
@@ -55,3 +63,19 @@ def test_a_broken_file_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         add_to_list(path, KEYS, RULE)
     assert path.read_text() == '{"permissions": {"allow": [}'
+
+
+def test_removing_an_entry_takes_its_own_comment_and_leaves_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(
+        '{\n  "permissions": {\n    "allow": [\n      "a", // about a\n      "b", // about b\n      "c" // about c\n    ]\n  }\n}\n'
+    )
+    assert remove_from_list(path, KEYS, "c")
+    assert (
+        path.read_text()
+        == '{\n  "permissions": {\n    "allow": [\n      "a", // about a\n      "b" // about b\n    ]\n  }\n}\n'
+    )
+    assert remove_from_list(path, KEYS, "a")
+    assert path.read_text() == '{\n  "permissions": {\n    "allow": [\n      "b" // about b\n    ]\n  }\n}\n'
+    assert remove_from_list(path, KEYS, "b")
+    assert parse_jsonc(path.read_text())["permissions"]["allow"] == []

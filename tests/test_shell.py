@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.shell_runner import ShellChunk, SubprocessShellRunner, group_members
+from qcore.processes import group_members
+from qcore.shell_runner import ShellChunk, SubprocessShellRunner
 from qcore.tools.base import ToolContext, ToolParamsError
+from qcore.tools.builtin.shell import RunShellCommand, root_commands
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.shell import RunShellCommand, root_commands
 from qcore.workspace import Workspace
 from tests.support.processes import alive
 

@@ -13,7 +13,7 @@ from qcore.abort import AbortSignal
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
 from qcore.tools.base import ToolContext
-from qcore.tools.shell import RunShellCommand
+from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.subjects import ShellSubject
 from qcore.workspace import Workspace
 
@@ -186,3 +186,35 @@ def test_a_question_explains_each_part_of_the_line(shell: RunShellCommand) -> No
     assert explained.writes == ("out.log",)
     details = {v.text: v.detail for v in explained.commands}
     assert "npm test:*" in details["npm test"] and "rm:*" in details["rm -rf build"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c, v in CASES if v is Q]
+    + ["python3 x.py > out.txt", "make build && cargo test", "FOO=1 make", "python3 -c 'print(1)' | tee x"],
+)
+async def test_a_suggested_rule_allows_exactly_the_command_it_was_suggested_for(
+    shell: RunShellCommand, command: str
+) -> None:
+    """An "always" answer saves what is suggested; with it saved, the same line must run unasked. When no
+    rule can do that, nothing is suggested and the refusal says why."""
+    from qcore.tools.confirmation import ToolConfirmationOutcome
+
+    params = shell.build({"command": command})
+    question = await shell.should_confirm_execute(params, AbortSignal())
+    subject = shell.permission_subject(params)
+    rules = policy()
+    suggested = rules.suggest_rules(shell, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
+    if suggested:
+        rules.remember(suggested)
+        assert rules.evaluate(shell, question, subject).verdict is A, (command, suggested)
+    else:
+        assert subject.uncoverable(), command
+        assert "no allow rule can cover it" in rules.unattended_refusal(shell, question, subject)
+
+
+def test_no_rule_is_suggested_for_a_line_that_writes_a_file(shell: RunShellCommand) -> None:
+    refusal = policy().unattended_refusal(
+        shell, None, shell.permission_subject(shell.build({"command": "python3 x.py > out.txt"}))
+    )
+    assert "python3:*" not in refusal and "writes to a file (out.txt)" in refusal

@@ -8,8 +8,8 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolParamsError
+from qcore.tools.builtin.todo import TodoWrite
 from qcore.tools.results import TodoListDisplay, ToolResult
-from qcore.tools.todo import TodoWrite
 
 
 async def write(tool: TodoWrite, todos: list[dict[str, Any]]) -> ToolResult:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from qcore.llm.openai_client import OpenAIClient
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.processes import alive
 from tests.support.tui import Project, idle, make_project, question, ready, screen_text, type_text, until
 
 MCP_SERVER = str(Path(__file__).parent / "support" / "mcp_server.py")
@@ -223,6 +226,26 @@ async def test_the_demo_streams_asks_twice_and_removes_its_scratch_copy(project:
         assert app.assistant is None and app.stats.approved == 2
     assert not scratch.exists()
     assert (project.root / "app.py").read_text().startswith("def greet")  # the user's own files untouched
+
+
+async def test_kernel_shows_the_state_and_restarts(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test(size=(110, 50)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/kernel")
+        await until(pilot, lambda: "Python kernel" in screen_text(app))
+        assert "not started" in screen_text(app) and sys.executable in screen_text(app)
+        await command(pilot, "/kernel restart")
+        await until(pilot, lambda: any(n.startswith("Python kernel restarted") for n in notices(app)), 60)
+        tool = app.session.registry.get("code_interpreter")
+        pid = tool.kernel.pid  # type: ignore[union-attr]
+        assert pid is not None and alive(pid)
+        await command(pilot, "/kernel")
+        await until(pilot, lambda: "state: idle" in screen_text(app) and f"pid: {pid}" in screen_text(app))
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not alive(pid)  # the session closed with the app, and the kernel with it
 
 
 async def test_chat_save_list_and_resume(project: Project) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.support.imports import loaded_after
 
-HEAVY = ["pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it"]
+HEAVY = ["pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it", "jupyter_client"]
 """(tree_sitter is loaded by Textual's TextArea itself when it is installed.)"""
 
 

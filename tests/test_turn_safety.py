@@ -19,8 +19,9 @@ from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
 from qcore.scheduling import ToolCallState
 from qcore.stats import SessionStats
+from qcore.testing import ScriptedApprover
 from qcore.tools.registry import ToolRegistry
-from tests.support.tools import Echo, FakeShell, ScriptedApprover
+from tests.support.tools import Echo, FakeShell
 
 
 def assert_sendable(history: Sequence[ChatMessage]) -> None:

@@ -17,9 +17,7 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.confirmation import InfoConfirmation
-from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.web_fetch import (
+from qcore.tools.builtin.web_fetch import (
     MAX_CONTENT_CHARS,
     PRIVATE_SETTING,
     IPAddress,
@@ -28,6 +26,8 @@ from qcore.tools.web_fetch import (
     github_raw_url,
     html_to_markdown,
 )
+from qcore.tools.confirmation import InfoConfirmation
+from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.workspace import Workspace
 from tests.support.local_http import LocalHTTPServer, QuietHandler
 

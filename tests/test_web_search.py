@@ -15,15 +15,15 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.confirmation import InfoConfirmation
-from qcore.tools.results import ToolErrorType
-from qcore.tools.web_search import (
+from qcore.tools.builtin.web_search import (
     TAVILY_BASE_URL,
     SearchProvider,
     WebSearch,
     format_results,
     web_search_provider,
 )
+from qcore.tools.confirmation import InfoConfirmation
+from qcore.tools.results import ToolErrorType
 from qcore.workspace import Workspace
 from tests.support.local_http import LocalHTTPServer, QuietHandler
 

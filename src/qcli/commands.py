@@ -220,6 +220,44 @@ async def _memory(host: CommandHost, args: str) -> None:
     host.notice("Usage: /memory show | add <fact> | reload", "warning")
 
 
+async def _kernel(host: CommandHost, args: str) -> None:
+    from qcore.kernel import Kernel, KernelStartError
+
+    tool = host.session.registry.get("code_interpreter")
+    kernel = getattr(tool, "kernel", None)
+    if not isinstance(kernel, Kernel):
+        host.show(
+            "The code interpreter is not available in this session (see `tools.core`, `tools.exclude`)."
+        )
+        return
+    verb = args.strip()
+    if verb == "restart":
+        host.notice("Restarting the Python kernel…")
+        try:
+            await kernel.restart("The user restarted the Python kernel.")
+        except KernelStartError as error:
+            host.notice(str(error), "error")
+            return
+        host.notice(f"Python kernel restarted (pid {kernel.pid}); its variables are gone.", "success")
+        return
+    if verb:
+        host.notice("Usage: /kernel [restart]", "warning")
+        return
+    rows = [
+        ("state", kernel.state.value),
+        ("pid", str(kernel.pid) if kernel.pid else "-"),
+        ("interpreter", f"`{kernel.interpreter}`"),
+        ("working directory", f"`{kernel.cwd}`"),
+    ]
+    if kernel.log_path is not None:
+        rows.append(("log", f"`{kernel.log_path}`"))
+    host.show(
+        "### Python kernel\n\n"
+        + "\n".join(f"- **{name}**: {value}" for name, value in rows)
+        + "\n\n`/kernel restart` starts a fresh one (every variable is lost)."
+    )
+
+
 async def _clear(host: CommandHost, args: str) -> None:
     host.session.clear()
     await host.clear_conversation()
@@ -318,6 +356,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "approval-mode", "show or set the approval mode", _approval_mode, "[plan|default|auto-edit|yolo]"
     ),
     SlashCommand("memory", "memory and context files", _memory, "[show|add FACT|reload]"),
+    SlashCommand(
+        "kernel", "the code interpreter's Python kernel: state, pid, interpreter", _kernel, "[restart]"
+    ),
     SlashCommand("clear", "forget the conversation", _clear, aliases=("reset", "new")),
     SlashCommand(
         "chat", "save a conversation by name, take it up again", _chat, "list|save|resume|delete NAME"

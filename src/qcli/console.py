@@ -28,6 +28,8 @@ def _body(request: ApprovalRequest) -> Syntax | Text:
         return Syntax(details.file_diff or "(no textual change)", "diff", theme="ansi_dark", word_wrap=True)
     if details.type == "exec":
         return Syntax(details.command, "bash", theme="ansi_dark", word_wrap=True)
+    if details.type == "code":
+        return Syntax(details.code, details.language, theme="ansi_dark", word_wrap=True)
     if details.type == "mcp":
         return Text(f"{details.tool_display_name} from MCP server {details.server_name}")
     if details.type == "info":
@@ -51,6 +53,8 @@ class ConsoleApprover:
         parts = ["[y] yes, once"]
         if request.suggested_rules:
             parts.append("[a] always...")
+        elif request.no_rule:
+            parts.append(f"(no always: {request.no_rule})")
         if request.details.type == "mcp":
             parts.append(f"[v] always, every tool of {request.details.server_name}...")
         if request.details.type == "edit":

@@ -152,15 +152,20 @@ class HeadlessPrinter:
     def _on_call(self, event: ToolCallUpdated) -> None:
         call = event.call
         error = call.result.error if call.result else None
+        denied = call.state is ToolCallState.ERROR and error and error.type is ToolErrorType.EXECUTION_DENIED
         if self.show_activity and call.state.terminal:
             mark = {ToolCallState.SUCCESS: "ok", ToolCallState.ERROR: "failed"}.get(call.state, "cancelled")
             name = call.tool_name or call.request.name
+            # A denial's reason is the warning below, said once with what to do about it.
             detail = (
-                f": {error.message.splitlines()[0]}" if error and call.state is ToolCallState.ERROR else ""
+                f": {error.message.splitlines()[0]}"
+                if error and call.state is ToolCallState.ERROR and not denied
+                else ""
             )
+            mark = "denied" if denied else mark
             self.err.write(f"  [{mark}] {name} {call.description}{detail}\n")
             self.err.flush()
-        if call.state is ToolCallState.ERROR and error and error.type is ToolErrorType.EXECUTION_DENIED:
+        if denied and error:
             name = call.tool_name or call.request.name
             if name not in self._warned:
                 self._warned.add(name)

@@ -2,7 +2,8 @@
 (a terminal and no prompt, or ``-i``) or the headless mode (``-p``, a positional prompt, piped input).
 
 Exit codes follow Qwen Code: 0 done, 1 model or runtime error, 2 bad flags, 41 auth, 42 input,
-53 turn limit, 130 cancelled.
+52 a settings file that cannot be parsed (headless runs refuse to go on without its rules), 53 turn limit,
+130 cancelled.
 """
 
 from __future__ import annotations

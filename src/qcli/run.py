@@ -19,7 +19,7 @@ from typing import Any
 
 from qcli.demo import DEMO_PROMPT
 from qcli.headless import HeadlessPrinter, run_headless
-from qcli.main import EXIT_AUTH, EXIT_INPUT
+from qcli.main import EXIT_AUTH, EXIT_CONFIG, EXIT_INPUT
 from qcore.abort import AbortSignal
 from qcore.agent import Session
 from qcore.events import EventBus
@@ -120,6 +120,8 @@ class Launch:
     trust: FolderTrust | None = None
     held_back: list[HeldBack] = field(default_factory=list)
     """What the project's settings would start or allow, not applied because the folder is not trusted."""
+    broken: list[Path] = field(default_factory=list)
+    """Settings files that are there but could not be parsed: none of their rules apply."""
 
     @property
     def asks_trust(self) -> bool:
@@ -164,6 +166,7 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         resume_id=getattr(args, "resume_id", None),
         trust=loaded.trust,
         held_back=loaded.held_back,
+        broken=[source.path for source in loaded.sources if source.broken],
     )
 
 
@@ -263,6 +266,15 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
             )
             return EXIT_AUTH
     assert llm is not None
+    if launch.broken and not args.show_prompt:
+        for problem in launch.problems:
+            _say(problem)
+        files = ", ".join(str(path) for path in launch.broken)
+        _say(
+            f"not running: {files} cannot be read, so its rules (deny rules too) would be silently left out. "
+            "Fix the file and run again."
+        )
+        return EXIT_CONFIG
     session = build_session(launch, llm, approver, saved=not args.show_prompt)
     for problem in launch.problems:
         _say(problem)

@@ -66,23 +66,35 @@ class AbortSignal:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
 
-    async def race(self, work: Awaitable[T]) -> T | None:
-        """Await ``work`` unless the signal fires first, in which case ``work`` is cancelled and awaited
-        (so nothing of it runs on) and the answer is None. Exceptions from ``work`` propagate."""
+    async def race(
+        self, work: Awaitable[T], discard: Callable[[T], Awaitable[object]] | None = None
+    ) -> T | None:
+        """Await ``work`` unless the signal fires first; then ``work`` is cancelled and awaited (so nothing
+        of it runs on) and the answer is None. The signal wins a tie. A result that arrives when nobody
+        wants it any more (the signal won, or the caller was cancelled) goes to ``discard``, so a stream
+        opened at the last moment is closed rather than leaked. Exceptions from ``work`` propagate."""
         task = asyncio.ensure_future(work)
-        if self._reason is not None:
+        if self._reason is not None:  # cancelled before its first step: it never runs
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             return None
         aborted = asyncio.ensure_future(self.wait())
         try:
             await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
             if not task.done():
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        return None if task.cancelled() else task.result()
+                await asyncio.wait({task})
+        except BaseException:  # the caller was cancelled: let the work unwind, and drop what it made
+            task.cancel()
+            task.add_done_callback(lambda done: _discard_later(done, discard))
+            raise
+        finally:
+            aborted.cancel()
+        if self._reason is None:
+            return task.result()
+        if discard is not None and not task.cancelled() and task.exception() is None:
+            await discard(task.result())
+        return None
 
     def child(self) -> AbortSignal:
         """A signal that aborts with this one but can also be aborted on its own (one turn of many)."""
@@ -90,3 +102,15 @@ class AbortSignal:
         remove = self.on_abort(child.abort)
         child.on_abort(lambda _reason: remove())
         return child
+
+
+_discarding: set[asyncio.Future[object]] = set()
+
+
+def _discard_later(task: asyncio.Future[T], discard: Callable[[T], Awaitable[object]] | None) -> None:
+    """Retrieve an abandoned task's outcome (so no error is logged) and discard a result it still made."""
+    if task.cancelled() or task.exception() is not None or discard is None:
+        return
+    pending = asyncio.ensure_future(discard(task.result()))
+    _discarding.add(pending)
+    pending.add_done_callback(_discarding.discard)

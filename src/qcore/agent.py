@@ -173,10 +173,13 @@ class Session:
     def start(self) -> None:
         """Announce the session (model, tools, mode) and, inside an event loop, start looking for run-time
         tools in the background; ``send`` does it on first use, a UI on mount."""
-        if self.tool_sources is not None:
-            with contextlib.suppress(RuntimeError):  # no running loop yet: send() starts them
-                asyncio.get_running_loop()
+        with contextlib.suppress(RuntimeError):  # no running loop yet: send() starts them
+            asyncio.get_running_loop()
+            if self.tool_sources is not None:
                 self.tool_sources.start()
+            if not self._started:
+                for tool in self.registry:
+                    tool.warm()
         if not self._started:
             self._started = True
             self.events.emit(

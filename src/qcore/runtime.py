@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from qcore.agent import Session
 from qcore.context_files import ContextFiles, load_context
+from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
 from qcore.events import EventBus, ToolSourceUpdate
 from qcore.llm.types import LLMClient
@@ -21,7 +22,6 @@ from qcore.session_state import SessionState
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import builtin_tools
-from qcore.tools.plugins import load_plugin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.truncation import OutputLimits
 from qcore.workspace import Workspace
@@ -116,7 +116,12 @@ def create_session(
     sources = None
     if settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command:
         sources = ToolSources(
-            setup.registry, settings, workspace.root, events.emit, _mcp_manager(settings, workspace, events)
+            setup.registry,
+            settings,
+            workspace.root,
+            events.emit,
+            _mcp_manager(settings, workspace, events),
+            runner=context.run_process,
         )
     session = Session(
         llm=llm,

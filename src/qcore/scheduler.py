@@ -23,10 +23,10 @@ from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
 from qcore.scheduling import ToolCall, ToolCallState, Unasked
-from qcore.tools.aliases import rename_parameters
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.base import CONCURRENT_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
+from qcore.tools.names import rename_parameters
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.truncation import OutputLimits, truncate_output
@@ -195,6 +195,7 @@ class ToolScheduler:
                 if details.type == "mcp"
                 else (),
                 arguments=call.args or {},
+                no_rule=subject.uncoverable() if subject is not None and not protected(details) else None,
             )
             chosen = await self._ask(request, signal)
             if chosen is None:

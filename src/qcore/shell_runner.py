@@ -3,11 +3,10 @@
 The shell tool only decides *what* to run and how to report it; a runner decides *how*. A UI with a real
 terminal, a sandbox or a test double swaps the runner and keeps the tool.
 
-The default runs ``bash -c <command>`` in a new session, so the command and everything it starts share one
-process group that can be ended as a whole (SIGTERM, then SIGKILL after a short grace). Output is read from
-one pipe shared by stdout and stderr, so the two interleave as the command wrote them. The runner waits for
-the *shell* to exit, not for the pipe to close: ``sleep 100 &`` keeps the pipe open, and such leftovers are
-reported as background PIDs instead of blocking the call. Reading uses ``loop.add_reader`` (Unix only).
+The default runs ``bash -c <command>`` as a process group through ``qcore.processes`` (which ends it
+whole, and waits for the shell rather than for its pipe: ``sleep 100 &`` is reported as a background PID
+instead of blocking the call). stdout and stderr share one pipe, so the two interleave as the command wrote
+them; here they are decoded, judged text or binary, and capped.
 
 A ``sandbox_profile`` confines the command with the runner's ``Sandbox`` (``qcore.permissions.sandbox``;
 detected on first use unless given). Whatever a command leaves running (those background PIDs, a
@@ -17,19 +16,16 @@ detected on first use unless given). Whatever a command leaves running (those ba
 
 from __future__ import annotations
 
-import asyncio
 import codecs
-import contextlib
 import os
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from signal import SIGKILL, SIGTERM, Signals
 from typing import TYPE_CHECKING, Protocol
 
 from qcore.abort import AbortSignal
 from qcore.process_tracker import ProcessTracker
+from qcore.processes import KILL_GRACE_SECONDS, MERGE, run_group
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Confined, Sandbox, SandboxProfile
@@ -45,14 +41,8 @@ DEFAULT_ENV: Mapping[str, str] = {
 """Added to ``os.environ`` for every command: no pager, no prompt and no editor may wait on a terminal
 that is not there (stdin is /dev/null). ``TERM=dumb`` because output goes to a pipe, not a screen."""
 
-KILL_GRACE_SECONDS = 0.5
-"""Between SIGTERM and SIGKILL, for the group to clean up after itself."""
-
 SNIFF_BYTES = 4096
 """How much of the output's start decides whether it is text or binary."""
-
-_READ_SIZE = 65536
-_POLL_SECONDS = 0.02
 
 
 @dataclass(frozen=True)
@@ -186,59 +176,6 @@ def looks_binary(data: bytes) -> bool:
     return odd / len(text) > 0.3
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes in group ``pgid``: /proc where there is one, else ``pgrep -g``."""
-    if not os.path.isdir("/proc/self"):
-        try:
-            found = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True, timeout=5)
-        except (OSError, subprocess.SubprocessError):
-            return []
-        return sorted(int(pid) for pid in found.stdout.split())
-    members = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry.name))
-    return sorted(members)
-
-
-def _killpg(pgid: int, sig: Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def end_group(pgid: int, exited: asyncio.Future[int], grace: float = KILL_GRACE_SECONDS) -> None:
-    """SIGTERM the whole group; SIGKILL whatever is left after ``grace``. Returns once the leader is
-    reaped; the rest are dead (or zombies awaiting their reaper) by then."""
-    _killpg(pgid, SIGTERM)
-    for _ in range(max(1, round(grace / _POLL_SECONDS))):
-        if exited.done() and not group_members(pgid):
-            return
-        await asyncio.sleep(_POLL_SECONDS)
-    _killpg(pgid, SIGKILL)
-    await exited
-    # SIGKILL is delivered asynchronously: wait (at most a second) until the kernel has ended them all.
-    for _ in range(round(1.0 / _POLL_SECONDS)):
-        if not group_members(pgid):
-            return
-        await asyncio.sleep(_POLL_SECONDS)
-
-
-async def abandon_group(pgid: int, exited: asyncio.Future[int]) -> None:
-    """For a caller being cancelled mid-way: SIGKILL the group and wait (shielded, a second at most) until
-    the leader is reaped, so neither a process nor its asyncio transport outlives the event loop."""
-    _killpg(pgid, SIGKILL)
-    with contextlib.suppress(BaseException):
-        await asyncio.wait_for(asyncio.shield(exited), 1.0)
-
-
 class _Collector:
     """Bytes in, text out: incremental UTF-8 decoding, binary sniffing, capped keeping."""
 
@@ -339,86 +276,34 @@ class SubprocessShellRunner:
         sandbox_profile: SandboxProfile | None = None,
         writable: Sequence[Path] = (),
     ) -> ShellResult:
-        loop = asyncio.get_running_loop()
-        self.processes.reap()
-        read_fd, write_fd = os.pipe()
-        confined = None
+        collector = _Collector(on_output, *self._keep)
+        confined = self._confine(command, cwd, sandbox_profile, writable)
         try:
-            os.set_blocking(read_fd, False)
-            confined = self._confine(command, cwd, sandbox_profile, writable)
-            proc = await asyncio.create_subprocess_exec(
-                *confined.argv,
+            ended = await run_group(
+                confined.argv,
                 cwd=cwd,
                 env=self.environment(sandbox_profile),
-                stdin=subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=write_fd,
-                start_new_session=True,
+                stdout=collector.feed,
+                stderr=MERGE,
+                time_limit=time_limit,
+                signal=signal,
+                kill_grace=self._kill_grace,
+                tracker=self.processes,
                 pass_fds=confined.pass_fds,
             )
-        except BaseException:
-            os.close(read_fd)
-            raise
         finally:
-            os.close(write_fd)
-            if confined is not None:
-                confined.close()
-        pgid = proc.pid  # a new session makes the shell its group's leader
-        collector = _Collector(on_output, *self._keep)
-        eof: asyncio.Future[None] = loop.create_future()
-
-        def on_readable() -> None:
-            try:
-                data = os.read(read_fd, _READ_SIZE)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                loop.remove_reader(read_fd)
-                if not eof.done():
-                    eof.set_result(None)
-                return
-            collector.feed(data)
-
-        loop.add_reader(read_fd, on_readable)
-        exited = asyncio.ensure_future(proc.wait())
-        aborted = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        settled = False  # the shell exited by itself, or its group was ended in full
-        try:
-            waiting = {exited} if aborted is None else {exited, aborted}
-            await asyncio.wait(waiting, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
-            cancelled = not exited.done() and aborted is not None and aborted.done()
-            timed_out = not exited.done() and not cancelled
-            background: list[int] = []
-            if exited.done():
-                background = group_members(pgid)
-                self.processes.track(background)
-            else:
-                await end_group(pgid, exited, self._kill_grace)
-            settled = True
-            # Leftovers in the group (or a daemon that escaped it) may hold the pipe open: do not wait long.
-            await asyncio.wait({eof}, timeout=0.05 if background else 0.5)
-        finally:
-            if not settled:  # this task was cancelled mid-way: leave nothing of the command behind
-                await abandon_group(pgid, exited)
-            for task in (exited, aborted):
-                if task is not None and not task.done():
-                    task.cancel()
-            loop.remove_reader(read_fd)
-            os.close(read_fd)
-        code = proc.returncode
+            confined.close()
         return ShellResult(
             output=collector.finish(),
-            exit_code=code if code is not None and code >= 0 else None,
-            signal=_signal_name(-code) if code is not None and code < 0 else None,
-            pid=proc.pid,
-            pgid=pgid,
+            exit_code=ended.exit_code,
+            signal=ended.signal,
+            pid=ended.pid,
+            pgid=ended.pid,  # a new session makes the shell its group's leader
             total_bytes=collector.total_bytes,
-            timed_out=timed_out,
-            cancelled=cancelled,
+            timed_out=ended.timed_out,
+            cancelled=ended.cancelled,
             binary=collector.binary,
-            background_pids=background,
+            background_pids=ended.leftovers,
         )
 
     async def start_background(
@@ -433,34 +318,27 @@ class SubprocessShellRunner:
         # A short-lived launcher leads the new group and exits at once after starting the command with
         # ``&``, so the command is orphaned (to init, or to a subreaper that reaps what it tracks) but
         # stays in the group. So it must not die with its parent, the launcher: ``detached``.
-        self.processes.reap()
         confined = self._confine(command, cwd, sandbox_profile, writable, detached=True)
         launcher = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
+        out = bytearray()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                self._shell,
-                "-c",
-                launcher,
-                "launcher",
-                str(log_path),
-                *confined.argv,
+            ended = await run_group(
+                [self._shell, "-c", launcher, "launcher", str(log_path), *confined.argv],
                 cwd=cwd,
                 env=self.environment(sandbox_profile),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                stdout=out.extend,
+                stderr=MERGE,
+                tracker=self.processes,
                 pass_fds=confined.pass_fds,
             )
         finally:
             confined.close()
-        out, _ = await proc.communicate()
         try:
             pid = int(out.decode().strip())
         except ValueError:
             raise OSError(f"could not start the background command: {out.decode(errors='replace')}") from None
         self.processes.track([pid])
-        return BackgroundProcess(pid=pid, pgid=proc.pid, log_path=log_path)
+        return BackgroundProcess(pid=pid, pgid=ended.pid, log_path=log_path)
 
 
 def _refuse_foreign_bare_repositories(env: dict[str, str]) -> None:
@@ -474,10 +352,3 @@ def _refuse_foreign_bare_repositories(env: dict[str, str]) -> None:
     env[f"GIT_CONFIG_KEY_{count}"] = "safe.bareRepository"
     env[f"GIT_CONFIG_VALUE_{count}"] = "explicit"
     env["GIT_CONFIG_COUNT"] = str(count + 1)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return Signals(number).name
-    except ValueError:
-        return f"signal {number}"

@@ -52,6 +52,7 @@ def test_default_mode_denies_the_edit_and_says_which_flag_allows_it(workdir: Wor
     assert (workdir.root / "app.py").read_bytes() == before
     assert workdir.git("status", "--porcelain") == ""
     assert "denied edit" in result.stderr and "--approval-mode auto-edit" in result.stderr
+    assert result.stderr.count("not granted") + result.stderr.count("needs approval") == 1  # said once
     denied = tool_messages(workdir.server.chat_requests[2].body)[-1]["content"]
     assert denied.startswith("Error (execution_denied):")
 
@@ -198,14 +199,12 @@ def test_nothing_listening_is_a_clear_error(workdir: Workdir, qcli: Runner) -> N
     assert "Could not reach the model server at http://127.0.0.1:9/v1" in result.stderr
 
 
-def test_a_broken_settings_file_is_reported_and_skipped(workdir: Workdir, qcli: Runner) -> None:
+def test_a_broken_settings_file_is_reported_where_it_breaks(workdir: Workdir, qcli: Runner) -> None:
     settings = workdir.root / ".qwen" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{\n  // comment\n  "model": {"name": "x"\n  "tools": {}\n}\n')
-    workdir.server.script.append(Reply(text="still here"))
     result = qcli("-p", "hi")
-    assert result.returncode == 0
-    assert result.stdout.strip() == "still here"
+    assert result.returncode == 52
     assert f"{settings}:4:3:" in result.stderr
 
 
@@ -233,3 +232,14 @@ def test_flags_version_and_input_errors(workdir: Workdir, qcli: Runner) -> None:
         del env[key]
     no_key = qcli("-p", "hi", env=env)
     assert no_key.returncode == 41 and "qcli --demo" in no_key.stderr
+
+
+def test_a_settings_file_that_cannot_be_parsed_stops_a_headless_run(workdir: Workdir, qcli: Runner) -> None:
+    """Its deny rules would be lost without a word: exit 52 (Qwen Code's code for a broken configuration)."""
+    settings = workdir.root / ".qwen" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text('{"permissions": {"deny": ["run_shell_command(rm:*)"]')  # cut short
+    result = qcli("-p", "clean up")
+    assert result.returncode == 52, result.stderr
+    assert str(settings) in result.stderr and "deny rules" in result.stderr
+    assert workdir.server.chat_requests == []

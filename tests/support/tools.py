@@ -1,4 +1,5 @@
-"""Small tools and an approver for scheduler and session tests (stand-ins for what is not under test)."""
+"""Small tools for scheduler and session tests (stand-ins for what is not under test); the scripted approver is
+``qcore.testing.ScriptedApprover``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import asyncio
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.permissions import ApprovalRequest, Decision
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.confirmation import ExecConfirmation
 from qcore.tools.results import ToolResult
@@ -77,18 +77,3 @@ class FakeShell(BaseTool[CommandParams]):
                 update_output(output)
             await asyncio.sleep(0.01)
         return ToolResult(f"ran {params.command}\n{output}", output)
-
-
-class ScriptedApprover:
-    """Answers questions from a list and records what it was asked."""
-
-    def __init__(self, *decisions: Decision, wait: asyncio.Event | None = None) -> None:
-        self.decisions = list(decisions)
-        self.requests: list[ApprovalRequest] = []
-        self.wait = wait
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        self.requests.append(request)
-        if self.wait is not None:
-            await self.wait.wait()
-        return self.decisions.pop(0)

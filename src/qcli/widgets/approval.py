@@ -184,6 +184,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             text.append("?", "bold")
         elif details.type == "exec":
             text.append("Run this command?", "bold")
+        elif details.type == "code":
+            text.append(f"Run this {details.language.capitalize()} code?", "bold")
         elif details.type == "mcp":
             text.append(f"Call {details.tool_display_name}?", "bold")
         else:
@@ -207,6 +209,11 @@ class ApprovalPanel(Vertical, can_focus=True):
             return view
         if details.type == "exec":
             body: RenderableType = shell_body(details.command, details.directory, explanation)
+        elif details.type == "code":
+            body = Group(
+                Text(f"in {details.directory}", "dim"),
+                Syntax(details.code, details.language, word_wrap=True, theme="ansi_dark"),
+            )
         else:
             body = arguments_body(request)
         scroll = VerticalScroll(Static(body), id="approval-body")
@@ -224,6 +231,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             self._keys.update(text)
             return
         if self.step == "choose":
+            if request.no_rule and not request.suggested_rules:
+                text.append(f"No “always” here: {request.no_rule}.\n", "dim")
             key("y", "yes, once")
             if request.suggested_rules:
                 key("a", "always…")

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from qcore.abort import AbortSignal
 from qcore.discovery.subprocess_io import Captured, run_captured
 from qcore.process_tracker import ProcessTracker
+from qcore.processes import ProcessRunner, run_group
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
@@ -77,7 +78,24 @@ def split_command(command: str | None, setting: str) -> list[str]:
         raise ValueError(f"{setting} {command!r} cannot be split into words: {error}") from None
     if not words:
         raise ValueError(f"{setting} is empty or contains only whitespace.")
+    shell_only = [word for word in words if word in _SHELL_OPERATORS]
+    if words[0] in _SHELL_BUILTINS or shell_only:
+        what = (
+            f"'{words[0]}' is a shell builtin"
+            if words[0] in _SHELL_BUILTINS
+            else f"'{shell_only[0]}' needs a shell"
+        )
+        raise ValueError(
+            f"{setting} {command!r} is run as one program with its arguments, without a shell, so {what}. "
+            "Name the program and its arguments (for example 'python3 tools/discover.py'), or put the line "
+            "in a script and name the script."
+        )
     return words
+
+
+_SHELL_BUILTINS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec"})
+_SHELL_OPERATORS = frozenset({"&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"})
+"""Words that only mean something to a shell: left in the argument list they would reach the program."""
 
 
 def prefixed_name(name: str, taken: Collection[str]) -> str:
@@ -221,11 +239,13 @@ async def discover_tools(
     signal: AbortSignal | None = None,
     call_timeout: float = 120.0,
     processes: ProcessTracker | None = None,
+    runner: ProcessRunner | None = None,
 ) -> DiscoveryResult:
     """Run the discovery command and build one tool per valid declaration. Never raises for anything the
     command (or the settings) get wrong: those are ``problems``. ``processes`` is handed whatever the
     command and the tools' calls leave running."""
     started = time.monotonic()
+    runner = runner or run_group
     result = DiscoveryResult()
     try:
         words = split_command(discovery_command, "tools.discoveryCommand")
@@ -242,6 +262,7 @@ async def discover_tools(
         max_output=max_output,
         signal=signal,
         processes=processes,
+        runner=runner,
     )
     what = f"Tool discovery command {discovery_command!r}"
     reason = _failure_reason(run, what, max_output, timeout)
@@ -271,6 +292,7 @@ async def discover_tools(
                     time_limit=call_timeout,
                     max_output=max_output,
                     processes=processes,
+                    runner=runner,
                 )
             )
     result.duration = time.monotonic() - started
@@ -304,8 +326,10 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
         time_limit: float = 120.0,
         max_output: int = DEFAULT_MAX_OUTPUT,
         processes: ProcessTracker | None = None,
+        runner: ProcessRunner = run_group,
     ) -> None:
         super().__init__()
+        self.runner = runner
         self.processes = processes
         """Handed whatever a call leaves running; its owner ends them."""
         self.name = name
@@ -355,6 +379,7 @@ class DiscoveredTool(BaseTool[DiscoveredParams]):
             max_output=self.max_output,
             signal=signal,
             processes=self.processes,
+            runner=self.runner,
         )
         reason = _failure_reason(run, f"{self.command_line}", self.max_output, self.time_limit)
         if reason is None:

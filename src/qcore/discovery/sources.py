@@ -18,13 +18,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from qcore.events import Event, ToolSourceUpdate
 from qcore.process_tracker import ProcessTracker
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool
 from qcore.tools.registry import ToolNameClash, ToolRegistry
+
+if TYPE_CHECKING:
+    from qcore.processes import ProcessRunner
 
 DISCOVERY = "discovery command"
 
@@ -57,8 +60,11 @@ class ToolSources:
         root: Path,
         emit: Callable[[Event], None],
         mcp: McpSource | None = None,
+        runner: ProcessRunner | None = None,
     ) -> None:
         self.registry = registry
+        self.runner = runner
+        """How the discovery command and the discovered tools run (None: ``run_group``)."""
         self.settings = settings
         self.root = root
         self._emit = emit
@@ -97,6 +103,7 @@ class ToolSources:
             timeout=tools.discovery_timeout_ms / 1000,
             call_timeout=tools.call_timeout_ms / 1000,
             processes=self.processes,
+            runner=self.runner,
         )
         for problem in result.problems:
             self._emit(ToolSourceUpdate(DISCOVERY, "problem", problem))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -117,47 +117,34 @@ class OpenAIClient:
         if signal.aborted:
             raise _cancelled(signal)
         body = self._body(messages, tools)
-        loop = asyncio.get_running_loop()
-        aborted: asyncio.Future[str] = loop.create_future()
-
-        def on_abort(reason: str) -> None:
-            if not aborted.done():
-                aborted.set_result(reason)
-
-        remove = signal.on_abort(on_abort)
-        try:
-            attempt = 0
-            while True:
-                attempt += 1
-                sent_text = False
-                try:
-                    async with aclosing(self._attempt(body, aborted, signal)) as items:
-                        async for item in items:
-                            sent_text = sent_text or isinstance(item, TextDelta | ReasoningDelta)
-                            yield item
-                    return
-                except Transient as failure:
-                    if sent_text:
-                        raise LLMError(
-                            f"The reply from the model server at {self.base_url} broke off "
-                            f"({failure.reason}); it is incomplete. Ask again to retry.",
-                            failure.kind,
-                            failure.status,
-                        ) from failure
-                    if attempt > self._max_retries:
-                        tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
-                        raise LLMError(
-                            f"{failure.message} (gave up after {tries}).", failure.kind, failure.status
-                        ) from failure
-                    delay = self._delay(attempt, failure.retry_after)
-                    yield RetryNotice(attempt, delay, failure.reason)
-                    await asyncio.wait({aborted}, timeout=delay)
-                    if aborted.done():
-                        raise _cancelled(signal) from None
-        finally:
-            remove()
-            if not aborted.done():
-                aborted.cancel()
+        attempt = 0
+        while True:
+            attempt += 1
+            sent_text = False
+            try:
+                async with aclosing(self._attempt(body, signal)) as items:
+                    async for item in items:
+                        sent_text = sent_text or isinstance(item, TextDelta | ReasoningDelta)
+                        yield item
+                return
+            except Transient as failure:
+                if sent_text:
+                    raise LLMError(
+                        f"The reply from the model server at {self.base_url} broke off "
+                        f"({failure.reason}); it is incomplete. Ask again to retry.",
+                        failure.kind,
+                        failure.status,
+                    ) from failure
+                if attempt > self._max_retries:
+                    tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
+                    raise LLMError(
+                        f"{failure.message} (gave up after {tries}).", failure.kind, failure.status
+                    ) from failure
+                delay = self._delay(attempt, failure.retry_after)
+                yield RetryNotice(attempt, delay, failure.reason)
+                await signal.race(asyncio.sleep(delay))
+                if signal.aborted:
+                    raise _cancelled(signal) from None
 
     def _body(self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]) -> bytes:
         """The request body as the SDK's ``chat.completions.create`` would send it, with the messages from
@@ -185,7 +172,6 @@ class OpenAIClient:
     async def _attempt(
         self,
         body: bytes,
-        aborted: asyncio.Future[str],
         signal: AbortSignal,
     ) -> AsyncGenerator[StreamItem, None]:
         """One request: yields text as it comes and the response last; raises ``Transient`` to retry."""
@@ -203,11 +189,11 @@ class OpenAIClient:
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
         try:
-            chunks = await _race(request, aborted)
-        except _Aborted:
-            raise _cancelled(signal) from None
+            chunks = await signal.race(request, discard=_close)
         except Exception as exc:
             raise translate_error(exc, url=self.base_url, model=self.model, timeout=self._timeout) from exc
+        if chunks is None:
+            raise _cancelled(signal)
 
         assembly = StreamAssembly(
             self._call_ids,
@@ -217,13 +203,13 @@ class OpenAIClient:
         try:
             while True:
                 try:
-                    chunk = await _race(_next_chunk(chunks), aborted)
-                except _Aborted:
-                    raise _cancelled(signal) from None
+                    chunk = await signal.race(_next_chunk(chunks))
                 except Exception as exc:
                     raise translate_error(
                         exc, url=self.base_url, model=self.model, timeout=self._timeout
                     ) from exc
+                if signal.aborted:
+                    raise _cancelled(signal)
                 if chunk is None:
                     break
                 try:
@@ -243,49 +229,11 @@ class OpenAIClient:
         yield assembly.response()
 
 
-class _Aborted(Exception):
-    pass
-
-
-async def _race(awaitable: Awaitable[_T], aborted: asyncio.Future[str]) -> _T:
-    """Await ``awaitable`` unless ``aborted`` completes first, which cancels it and raises ``_Aborted``.
-
-    The work runs as a task so an abort can interrupt a read that is waiting on the network; whatever the
-    task managed to open (a stream whose headers had just arrived) is closed rather than leaked.
-    """
-    task = asyncio.ensure_future(awaitable)
-    contenders: set[asyncio.Future[Any]] = {task, aborted}
-    try:
-        await asyncio.wait(contenders, return_when=asyncio.FIRST_COMPLETED)
-        if aborted.done():
-            task.cancel()
-            # Let the task unwind before anyone closes the response it is reading from.
-            await asyncio.wait({task})
-    except BaseException:
-        task.cancel()
-        task.add_done_callback(_release)
-        raise
-    if not aborted.done():
-        return task.result()
-    if not task.cancelled() and task.exception() is None:
-        close = getattr(task.result(), "close", None)
-        if close is not None:
-            await close()
-    raise _Aborted
-
-
-_closing: set[asyncio.Task[Any]] = set()
-
-
-def _release(task: asyncio.Future[Any]) -> None:
-    """Retrieve an abandoned task's outcome, closing a stream it opened after nobody was waiting."""
-    if task.cancelled() or task.exception() is not None:
-        return
-    close = getattr(task.result(), "close", None)
+async def _close(stream: Any) -> None:
+    """Close a response stream that opened after the request was no longer wanted."""
+    close = getattr(stream, "close", None)
     if close is not None:
-        closing = asyncio.ensure_future(close())
-        _closing.add(closing)
-        closing.add_done_callback(_closing.discard)
+        await close()
 
 
 async def _next_chunk(chunks: AsyncStream[ChatCompletionChunk]) -> ChatCompletionChunk | None:

@@ -29,6 +29,9 @@ class ApprovalRequest:
     """What "always" would allow (show it before saving); empty when the call cannot be covered by a rule."""
     server_rules: tuple[str, ...] = ()
     """For an MCP tool: what "always, every tool of this server" would allow."""
+    no_rule: str | None = None
+    """Why no "always" is offered, when no allow rule can cover the call (shown, so its absence is not a
+    mystery)."""
     arguments: Mapping[str, Any] = field(default_factory=dict)
     """The call's arguments as the model sent them (after parsing), to show in full."""
 

@@ -35,7 +35,7 @@ from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analy
 from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
-from qcore.tools.registry import tool_aliases
+from qcore.tools.names import tool_aliases
 
 if TYPE_CHECKING:
     from qcore.tools.subjects import Subject
@@ -310,6 +310,8 @@ class PermissionPolicy:
         listed = ", ".join(f'"{rule}"' for rule in rules)
         why = f" ({protected(details)})" if protected(details) else ""
         remedy = f", or with the rule {listed} in permissions.allow in settings" if rules else ""
+        if not rules and subject is not None and (reason := subject.uncoverable()):
+            remedy = f"; no allow rule can cover it: {reason}"
         return (
             f'Permission to run "{tool.name}" was not granted: it needs approval{why} and this session cannot '
             f"ask (non-interactive, approval mode {self.mode.value}). It would run in approval mode {modes}"
@@ -322,5 +324,7 @@ class PermissionPolicy:
         """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
         if protected(details):
             return ApprovalMode.YOLO, ()
-        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject) or [tool.name]
+        rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
+        if not rules and (subject is None or subject.uncoverable() is None):
+            rules = [tool.name]
         return mode_that_allows(tool, details), tuple(rules)

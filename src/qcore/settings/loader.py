@@ -62,6 +62,8 @@ class SettingsSource:
     path: Path
     loaded: bool
     """False when the file is absent, broken, or the scope was skipped."""
+    broken: bool = False
+    """The file is there but could not be read or parsed, so none of it (its deny rules included) applies."""
 
 
 @dataclass
@@ -270,8 +272,10 @@ def load_settings(
     project: tuple[Path, dict[str, Any]] | None = None
     for scope, path in _scope_paths(cwd, env, home):
         skipped = scope == "workspace" and cwd == home
+        before = len(problems)
         data = None if skipped else _load_file(path, env, problems)
-        sources.append(SettingsSource(scope, path, loaded=data is not None))
+        broken = data is None and len(problems) > before
+        sources.append(SettingsSource(scope, path, loaded=data is not None, broken=broken))
         if data is not None:
             layers.append((path, data))
             if scope == "workspace":

@@ -17,6 +17,7 @@ __all__ = [
     "ApprovalModeSetting",
     "AuthSettings",
     "CheckpointingSettings",
+    "CodeInterpreterSettings",
     "ContextSettings",
     "FileFilteringSettings",
     "FolderTrustSettings",
@@ -87,6 +88,18 @@ class WebFetchSettings(SettingsSection):
     """Let web_fetch reach loopback, private, link-local and unspecified addresses (off: SSRF guard)."""
 
 
+class CodeInterpreterSettings(SettingsSection):
+    timeout_ms: int = Field(default=120_000, gt=0)
+    """A cell running longer is interrupted; the kernel and its variables stay."""
+    warm: bool = False
+    """Start the kernel with the session instead of on the first call."""
+    python: str | None = None
+    """The interpreter the kernel runs (it needs ipykernel), e.g. ``.venv/bin/python``; relative paths are
+    read from the workspace root. None: qcli's own Python."""
+    kernel_spec: str | None = None
+    """An installed Jupyter kernel spec to use instead (``jupyter kernelspec list``)."""
+
+
 class ToolsSettings(SettingsSection):
     core: list[str] | None = None
     """Allowlist of built-in tools; None means all of them."""
@@ -104,6 +117,7 @@ class ToolsSettings(SettingsSection):
     """Characters; zero or less means no limit."""
     truncate_tool_output_lines: int = 1_000
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
     sandbox: bool | str = False
     """Confine every approved command (writes only in the workspace and temp folders). Qwen Code also
     takes a sandbox's name (docker, podman, sandbox-exec); any name turns on the one qcore has, bubblewrap.

@@ -1,7 +1,8 @@
 """Adding and removing one string in a list of a settings file, keeping its comments and layout.
 
 Rules a user saves from a question ("always, for this project") land in ``permissions.allow`` of that
-scope's file. The file is edited as text: comments and trailing commas are blanked to find the structure
+scope's file. In a list of one entry per line, an entry is added and removed with its own line, so a
+comment at the end of a line stays with the entry it was written about. The file is edited as text: comments and trailing commas are blanked to find the structure
 (positions do not move), only the list is touched, and the result is parsed again before it is written
 atomically. A file that does not parse is left alone and the error says where it is broken.
 """
@@ -136,12 +137,19 @@ def add_to_list(path: Path, keys: Sequence[str], value: str) -> bool:
     else:
         last = node.items[-1]
         between = blank[node.items[0].start : last.end]
-        separator = (
-            ",\n" + _indent_of(text, last.start)
-            if "\n" in between or "\n" in blank[node.start : node.items[0].start]
-            else ", "
-        )
-        updated = text[: last.end] + separator + literal + text[last.end :]
+        if "\n" in between or "\n" in blank[node.start : node.items[0].start]:
+            # One entry per line: the new one goes on a line of its own after the last entry's line, so
+            # a comment at the end of that line stays with the entry it describes.
+            line_end = _line_end(blank, last.end)
+            rest = blank[last.end : line_end]
+            comma = "" if "," in rest else ","
+            if line_end < node.end and not rest.strip(" \t\r,"):
+                insert = f"{comma}{text[last.end : line_end]}\n{_indent_of(text, last.start)}{literal}"
+                updated = text[: last.end] + insert + text[line_end:]
+            else:
+                updated = text[: last.end] + f",\n{_indent_of(text, last.start)}{literal}" + text[last.end :]
+        else:
+            updated = text[: last.end] + ", " + literal + text[last.end :]
     _write_checked(path, updated, keys, value)
     return True
 
@@ -162,17 +170,44 @@ def remove_from_list(path: Path, keys: Sequence[str], value: str) -> bool:
     for index, item in enumerate(items):
         if json.loads(blank[item.start : item.end]) != value:
             continue
-        if index + 1 < len(items):
-            start, end = item.start, items[index + 1].start
-        elif index > 0:
-            start, end = items[index - 1].end, item.end
-        else:
-            start, end = item.start, item.end
+        start, end, whole_line = _removal(blank, items, index)
         updated = text[:start] + text[end:]
+        if whole_line and index == len(items) - 1 and index > 0:
+            # The last entry went with its line: the one before it is now last, and loses its comma
+            # (strict JSON readers, Qwen Code's among them, refuse a trailing comma).
+            comma = _skip_blank(blank, items[index - 1].end)
+            if blank[comma : comma + 1] == ",":
+                updated = updated[:comma] + updated[comma + 1 :]
         parse_jsonc(updated, path=str(path))
         atomic_write(path, updated.encode("utf-8"))
         return True
     return False
+
+
+def _line_end(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
+
+
+def _skip_blank(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t":
+        index += 1
+    return index
+
+
+def _removal(blank: str, items: list[_Value], index: int) -> tuple[int, int, bool]:
+    """The span to cut for ``items[index]``: its whole line (with the comma and comment on it) when it
+    stands on a line of its own, else the entry and one separator; and whether it was the whole line."""
+    item = items[index]
+    line_start = blank.rfind("\n", 0, item.start) + 1
+    line_end = _line_end(blank, item.end)
+    if not blank[line_start : item.start].strip() and not blank[item.end : line_end].strip(" \t\r,"):
+        return line_start, min(line_end + 1, len(blank)), True
+    if index + 1 < len(items):
+        return item.start, items[index + 1].start, False
+    if index > 0:
+        return items[index - 1].end, item.end, False
+    return item.start, item.end, False
 
 
 def _write_checked(path: Path, text: str, keys: Sequence[str], value: str) -> None:

@@ -40,7 +40,9 @@ from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
 
 if TYPE_CHECKING:
+    from qcore.kernel import Kernel
     from qcore.permissions.sandbox import Sandbox
+    from qcore.processes import ProcessRunner
     from qcore.session_state import SessionState
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
@@ -100,8 +102,20 @@ class ToolContext:
     """What confines commands that run unasked; None: the best this machine offers, found on first use."""
     shell_runner: ShellRunner | None = None
     """How commands run; None: each tool that runs commands makes the default runner with ``sandbox``."""
+    kernel: Kernel | None = None
+    """The session's Python kernel for ``code_interpreter``; None: the tool makes one from the settings."""
+    run_process: ProcessRunner | None = None
+    """How search and discovered tools run their programs; None: ``qcore.processes.run_group``. (The
+    temp folder a tool may write to is ``workspace.temp_dir``.)"""
     session_state: SessionState | None = None
     """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
+
+    def process_runner(self) -> ProcessRunner:
+        if self.run_process is not None:
+            return self.run_process
+        from qcore.processes import run_group
+
+        return run_group
 
     def __post_init__(self) -> None:
         if self.session_state is not None:
@@ -272,6 +286,10 @@ class BaseTool(Generic[P]):
         self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
         raise NotImplementedError(f"{type(self).__name__}.execute")
+
+    def warm(self) -> None:
+        """Called once the session runs inside an event loop: start what the tool owns in the background
+        if it wants to (the code interpreter's kernel, when a setting asks). Nothing by default."""
 
     async def aclose(self) -> None:
         """Release what the tool owns (a kernel, a server, processes its calls left running); the session

@@ -65,6 +65,18 @@ class ExecConfirmation:
 
 
 @dataclass(frozen=True)
+class CodeConfirmation:
+    """Code for an interpreter (the Python kernel), always shown whole."""
+
+    title: str
+    code: str
+    language: str = "python"
+    directory: str = ""
+    """The folder it runs in (absolute)."""
+    type: Literal["code"] = "code"
+
+
+@dataclass(frozen=True)
 class McpConfirmation:
     title: str
     server_name: str
@@ -91,5 +103,10 @@ class PlanConfirmation:
 
 
 ConfirmationDetails = (
-    EditConfirmation | ExecConfirmation | McpConfirmation | InfoConfirmation | PlanConfirmation
+    EditConfirmation
+    | ExecConfirmation
+    | CodeConfirmation
+    | McpConfirmation
+    | InfoConfirmation
+    | PlanConfirmation
 )

@@ -12,43 +12,24 @@ import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from qcore.tools.aliases import canonical_tool_name
 from qcore.tools.base import AnyTool
-
-LEGACY_ALIASES = {
-    "search_file_content": "grep_search",
-    "replace": "edit",
-    "searchfiles": "grep_search",
-    "findfiles": "glob",
-    "readfolder": "list_directory",
-}
+from qcore.tools.names import canonical_tool_name, normalised_name, tool_aliases
 
 
 class ToolNameClash(ValueError):
     """A tool with that name is already registered."""
 
 
-def _norm(name: str) -> str:
-    return name.strip().lstrip("_").lower()
-
-
-def tool_aliases(tool: AnyTool) -> set[str]:
-    """Every spelling a settings list may use for ``tool``: name, display name, ``<Display>Tool``."""
-    names = {_norm(tool.name), _norm(tool.display_name), _norm(tool.display_name + "Tool")}
-    names |= {legacy for legacy, canonical in LEGACY_ALIASES.items() if canonical == tool.name}
-    return names
-
-
 def _listed(tool: AnyTool, entries: Iterable[str]) -> bool:
     """True when an entry names the tool, bare or as ``name(args)``."""
     aliases = tool_aliases(tool)
-    return any(_norm(entry.split("(", 1)[0]) in aliases for entry in entries)
+    return any(normalised_name(entry.split("(", 1)[0]) in aliases for entry in entries)
 
 
 def _excluded(tool: AnyTool, entries: Iterable[str]) -> bool:
     """Only bare names exclude a whole tool; ``run_shell_command(rm)`` is a rule about commands."""
     aliases = tool_aliases(tool)
-    return any("(" not in entry and _norm(entry) in aliases for entry in entries)
+    return any("(" not in entry and normalised_name(entry) in aliases for entry in entries)
 
 
 class ToolRegistry:
@@ -92,7 +73,7 @@ class ToolRegistry:
         aliased = canonical_tool_name(name, self._tools)
         if aliased is not None:
             return aliased
-        wanted = _norm(name)  # tool_aliases holds the legacy names too
+        wanted = normalised_name(name)  # tool_aliases holds the legacy names too
         matches = [tool.name for tool in self._tools.values() if wanted in tool_aliases(tool)]
         return matches[0] if len(matches) == 1 else None
 

@@ -37,6 +37,10 @@ class Subject(Protocol):
         """The allow rules an "always" answer would add; empty when no narrow rule can cover the call."""
         ...
 
+    def uncoverable(self) -> str | None:
+        """Why no allow rule at all can cover the call (None: one can), for the user to read."""
+        ...
+
 
 @dataclass(frozen=True)
 class ShellSubject:
@@ -72,23 +76,55 @@ class ShellSubject:
             return True
         return any(spec is None or command_matches(spec, command) for spec in specifiers)
 
+    def uncoverable(self) -> str | None:
+        analysis = self.analysis
+        if not analysis.understood:
+            return "part of the command line cannot be known before it runs, and rules only cover what can"
+        if analysis.writes:
+            written = ", ".join(analysis.writes)
+            return f"it writes to a file ({written}), and a rule never allows writing through the shell"
+        for command in self._needing_rules():
+            if not command.static or not command.literal_name:
+                return (
+                    f"in {command.text!r} a word is computed when it runs, and rules only cover fixed words"
+                )
+            if command.assignments:
+                return (
+                    f"{command.text!r} sets variables for the command it runs, and rules only cover commands "
+                    "without them"
+                )
+        if not self.allowed_by(self._narrow_specifiers(), Path("/")):
+            return "the rules a question could save would not cover all of it"
+        return None
+
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:
-        """One prefix rule per command that still asks: its name, and its subcommand when it has one."""
-        if not self.analysis.understood:
+        """One prefix rule per command that still asks: its name, and its subcommand when it has one;
+        empty unless those rules would let the whole line run (a suggestion that still asks is a lie)."""
+        if self.uncoverable() is not None:
             return []
-        suggestions: list[str] = []
-        for command in self.analysis.commands:
-            if command.transparent or not command.static or self.command_allowed(command, ()):
+        return [f"{tool_name}({specifier})" for specifier in self._narrow_specifiers()]
+
+    def _needing_rules(self) -> list[SimpleCommand]:
+        return [
+            command
+            for command in self.analysis.commands
+            if not command.transparent and not self.command_allowed(command, ())
+        ]
+
+    def _narrow_specifiers(self) -> list[str]:
+        specifiers: list[str] = []
+        for command in self._needing_rules():
+            if not command.static:
                 continue
             words = (
                 command.argv[:2]
                 if len(command.argv) > 1 and _subcommand(command.argv[1])
                 else command.argv[:1]
             )
-            rule = f"{tool_name}({' '.join(words)}:*)"
-            if rule not in suggestions:
-                suggestions.append(rule)
-        return suggestions
+            specifier = f"{' '.join(words)}:*"
+            if specifier not in specifiers:
+                specifiers.append(specifier)
+        return specifiers
 
 
 def _subcommand(word: str) -> bool:
@@ -114,6 +150,9 @@ class PathSubject:
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:
         return [tool_name]
 
+    def uncoverable(self) -> str | None:
+        return None
+
 
 @dataclass(frozen=True)
 class UrlSubject:
@@ -128,6 +167,9 @@ class UrlSubject:
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:
         host = urlsplit(self.url).hostname
         return [f"{tool_name}(domain:{host})"] if host else [tool_name]
+
+    def uncoverable(self) -> str | None:
+        return None
 
 
 @dataclass(frozen=True)
@@ -147,3 +189,6 @@ class ServerSubject:
 
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:
         return [f"{self.tool_prefix}*"] if server_wide else [tool_name]
+
+    def uncoverable(self) -> str | None:
+        return None

@@ -309,7 +309,8 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         writable: list[Path],
     ) -> ToolResult:
         try:
-            log_path = _claim_log_file(project_temp_dir(self.workspace.root) / "background")
+            temp = self.workspace.temp_dir or project_temp_dir(self.workspace.root)
+            log_path = _claim_log_file(temp / "background")
             started = await self.runner.start_background(
                 params.command, cwd, log_path, sandbox_profile=profile, writable=writable
             )

@@ -23,8 +23,7 @@ from qcore.abort import AbortSignal
 from qcore.files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
 from qcore.ignore import IgnoreRules
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
-from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
-from qcore.tools.search_common import (
+from qcore.tools.builtin.search_common import (
     FileFilter,
     GlobSyntaxError,
     SearchCancelled,
@@ -35,6 +34,7 @@ from qcore.tools.search_common import (
     plural,
     walk_entries,
 )
+from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
 from qcore.workspace import PathOutsideWorkspace
 
 DEFAULT_MAX_CHARS = 100_000

@@ -9,17 +9,18 @@ from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 
 BUILTIN_TOOL_CLASSES: tuple[tuple[str, str], ...] = (
-    ("qcore.tools.ls", "ListDirectory"),
-    ("qcore.tools.read_file", "ReadFile"),
-    ("qcore.tools.grep", "GrepSearch"),
-    ("qcore.tools.glob", "Glob"),
-    ("qcore.tools.edit", "Edit"),
-    ("qcore.tools.write_file", "WriteFile"),
-    ("qcore.tools.read_many_files", "ReadManyFiles"),
-    ("qcore.tools.shell", "RunShellCommand"),
-    ("qcore.tools.memory", "SaveMemory"),
-    ("qcore.tools.todo", "TodoWrite"),
-    ("qcore.tools.web_fetch", "WebFetch"),
+    ("qcore.tools.builtin.ls", "ListDirectory"),
+    ("qcore.tools.builtin.read_file", "ReadFile"),
+    ("qcore.tools.builtin.grep", "GrepSearch"),
+    ("qcore.tools.builtin.glob", "Glob"),
+    ("qcore.tools.builtin.edit", "Edit"),
+    ("qcore.tools.builtin.write_file", "WriteFile"),
+    ("qcore.tools.builtin.read_many_files", "ReadManyFiles"),
+    ("qcore.tools.builtin.shell", "RunShellCommand"),
+    ("qcore.tools.builtin.code_interpreter", "CodeInterpreter"),
+    ("qcore.tools.builtin.memory", "SaveMemory"),
+    ("qcore.tools.builtin.todo", "TodoWrite"),
+    ("qcore.tools.builtin.web_fetch", "WebFetch"),
 )
 
 
@@ -30,7 +31,7 @@ def builtin_tools(
     tools: list[AnyTool] = []
     for module_name, class_name in BUILTIN_TOOL_CLASSES:
         tools.append(getattr(importlib.import_module(module_name), class_name)(context))
-    from qcore.tools.web_search import WebSearch, web_search_provider
+    from qcore.tools.builtin.web_search import WebSearch, web_search_provider
 
     provider = web_search_provider(settings, env)
     if provider is not None:

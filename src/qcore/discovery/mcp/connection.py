@@ -21,18 +21,17 @@ from typing import Any, Literal, TypeVar
 
 from qcore._version import __version__
 from qcore.abort import AbortSignal
-from qcore.discovery.mcp_config import (
+from qcore.discovery.mcp.config import (
     command_line,
     connect_timeout,
-    mcp_tool_name,
     request_timeout,
     server_cwd,
     tool_enabled,
     transport_of,
 )
-from qcore.discovery.mcp_status import McpServerState, McpServerStatus, StderrLog
-from qcore.discovery.mcp_tool import McpCallError, McpTool, ProgressCallback
-from qcore.discovery.mcp_transport import (
+from qcore.discovery.mcp.status import McpServerState, McpServerStatus, StderrLog
+from qcore.discovery.mcp.tool import McpCallError, McpTool, ProgressCallback
+from qcore.discovery.mcp.transport import (
     SetupError,
     WatchedStream,
     all_pages,
@@ -43,6 +42,7 @@ from qcore.discovery.mcp_transport import (
     open_transport,
 )
 from qcore.settings.model import McpServerConfig
+from qcore.tools.names import mcp_tool_name
 
 logger = logging.getLogger(__name__)
 

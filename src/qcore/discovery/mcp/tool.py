@@ -19,6 +19,7 @@ from qcore.abort import AbortSignal
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import ConfirmationDetails, McpConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
+from qcore.tools.names import mcp_prefix
 from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
 from qcore.tools.subjects import ServerSubject
 
@@ -183,8 +184,7 @@ class McpTool(BaseTool[McpArguments]):
         return McpArguments(arguments=validate_arguments(self.name, self._schema, self._validator, raw))
 
     def permission_subject(self, params: McpArguments) -> ServerSubject:
-        tail = self.name.split("__")[-1]
-        return ServerSubject(self.server_name, self.name[: len(self.name) - len(tail)])
+        return ServerSubject(self.server_name, mcp_prefix(self.name))
 
     def get_description(self, params: McpArguments) -> str:
         return json.dumps(params.arguments, ensure_ascii=False, default=str)

@@ -9,17 +9,17 @@ ripgrep, git grep and the Python walk agree on which patterns are valid and whic
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from qcore.abort import AbortSignal
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
+from qcore.processes import Ended, InThread, ProcessRunner, run_group
 from qcore.tools.base import AnyTool
 
 MAGIC_CHARS = frozenset("*?[{\\")
@@ -289,73 +289,40 @@ class ProcessOutput:
 
 
 async def run_process(
-    argv: Sequence[str], *, cwd: Path, signal: AbortSignal, time_limit: float, max_bytes: int
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    signal: AbortSignal,
+    time_limit: float,
+    max_bytes: int,
+    runner: ProcessRunner = run_group,
 ) -> ProcessOutput:
-    """Run ``argv`` and collect its output, killing it on abort, on timeout or past ``max_bytes``.
+    """Run ``argv`` and collect its output, ending it on abort, on timeout or past ``max_bytes``.
 
     Output goes to unnamed temporary files rather than pipes: rg writes once per matching file, and waking
     the event loop for each of thousands of small writes cost more than the search itself on a busy
     machine. The size cap is checked a few times a second instead.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err
-            )
-        except OSError as error:
-            raise SearchFailed(f"could not start {argv[0]}: {error.strerror or error}") from None
-
-        def kill(_reason: str = "") -> None:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-
-        capped = False
+        capped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         async def watch_size() -> None:
-            nonlocal capped
-            while proc.returncode is None:
+            while True:  # a file has no readiness to wait on: poll its size
                 await asyncio.sleep(0.1)
                 if os.fstat(out.fileno()).st_size > max_bytes:
-                    capped = True
-                    kill()
+                    capped.set_result(None)
                     return
 
-        remove = signal.on_abort(kill)
         watcher = asyncio.ensure_future(watch_size())
         try:
-            async with asyncio.timeout(time_limit):
-                await proc.wait()
-        except TimeoutError:
-            raise SearchFailed(f"{Path(argv[0]).name} did not finish within {time_limit:g} s") from None
+            ended = await _run(runner, argv, cwd, signal, time_limit, stdout=out, stderr=err, stop=capped)
         finally:
-            remove()
             watcher.cancel()
-            if proc.returncode is None:
-                kill()
-                await proc.wait()
-        if signal.aborted:
-            raise SearchCancelled(signal.reason or "cancelled")
         out.seek(0)
-        stdout = out.read(max_bytes) if capped else out.read()
-        if capped:
+        stdout = out.read(max_bytes) if ended.stopped else out.read()
+        if ended.stopped:
             stdout = stdout[: stdout.rfind(b"\n") + 1]
-        err.seek(0)
-        message = err.read(64 * 1024).decode("utf-8", "replace").strip()
-    assert proc.returncode is not None
-    return ProcessOutput(proc.returncode, stdout, message, capped)
-
-
-def _widen_pipe(fd: int) -> None:
-    """Ask for a 1 MiB pipe buffer (Linux): fewer, larger reads."""
-    try:
-        import fcntl
-    except ImportError:
-        return
-    option = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if option is not None:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, option, 1 << 20)
+        return ProcessOutput(_returncode(ended), stdout, _message(err), ended.stopped)
 
 
 async def stream_process(
@@ -365,57 +332,43 @@ async def stream_process(
     signal: AbortSignal,
     time_limit: float,
     consume: Callable[[bytes], None],
+    runner: ProcessRunner = run_group,
 ) -> tuple[int, str]:
     """Run ``argv``, handing its output to ``consume`` in chunks as it comes; (exit status, stderr).
 
     For output too large to keep: nothing is collected here, so memory is what ``consume`` keeps. The pipe
-    is read in a worker thread with large reads (and, on Linux, a 1 MiB pipe buffer), so rg's many small
-    writes do not each wake the event loop. The process is killed on abort, on timeout, or when
-    ``consume`` raises.
+    is read in a worker thread with large reads, so rg's many small writes do not each wake the event
+    loop. The process is ended on abort, on timeout, or when ``consume`` raises (which propagates).
     """
-    read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as err:
-        try:
-            _widen_pipe(write_end)
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end, stderr=err
-            )
-        except OSError as error:
-            raise SearchFailed(f"could not start {argv[0]}: {error.strerror or error}") from None
-        except BaseException:
-            os.close(read_end)
-            raise
-        finally:
-            os.close(write_end)
+        ended = await _run(runner, argv, cwd, signal, time_limit, stdout=InThread(consume), stderr=err)
+        return _returncode(ended), _message(err)
 
-        def kill(_reason: str = "") -> None:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
 
-        def pump() -> None:
-            while chunk := os.read(read_end, 1 << 20):
-                consume(chunk)
+async def _run(
+    runner: ProcessRunner,
+    argv: Sequence[str],
+    cwd: Path,
+    signal: AbortSignal,
+    time_limit: float,
+    **streams: Any,
+) -> Ended:
+    try:
+        ended = await runner(argv, cwd=cwd, time_limit=time_limit, signal=signal, kill_grace=0.0, **streams)
+    except OSError as error:
+        raise SearchFailed(f"could not start {argv[0]}: {error.strerror or error}") from None
+    if ended.timed_out:
+        raise SearchFailed(f"{Path(argv[0]).name} did not finish within {time_limit:g} s")
+    if signal.aborted:
+        raise SearchCancelled(signal.reason or "cancelled")
+    return ended
 
-        remove = signal.on_abort(kill)
-        reader = asyncio.ensure_future(asyncio.to_thread(pump))
-        try:
-            async with asyncio.timeout(time_limit):
-                await asyncio.shield(reader)
-                await proc.wait()
-        except TimeoutError:
-            raise SearchFailed(f"{Path(argv[0]).name} did not finish within {time_limit:g} s") from None
-        finally:
-            remove()
-            if proc.returncode is None:
-                kill()
-                await proc.wait()
-            with contextlib.suppress(Exception):
-                await reader  # the writer is gone, so the reader sees the end and returns
-            os.close(read_end)
-        if signal.aborted:
-            raise SearchCancelled(signal.reason or "cancelled")
-        err.seek(0)
-        message = err.read(64 * 1024).decode("utf-8", "replace").strip()
-    assert proc.returncode is not None
-    return proc.returncode, message
+
+def _returncode(ended: Ended) -> int:
+    assert ended.returncode is not None  # the leader is always reaped
+    return ended.returncode
+
+
+def _message(err: IO[bytes]) -> str:
+    err.seek(0)
+    return err.read(64 * 1024).decode("utf-8", "replace").strip()

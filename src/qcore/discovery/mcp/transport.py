@@ -15,7 +15,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from qcore.discovery.mcp_config import Transport, connect_timeout, request_timeout
+from qcore.discovery.mcp.config import Transport, connect_timeout, request_timeout
 from qcore.settings.model import McpServerConfig
 
 _CLIENT_MODULES = (

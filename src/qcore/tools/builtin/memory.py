@@ -16,7 +16,7 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
-from qcore.tools.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
 
 MEMORY_HEADING = "## Qwen Added Memories"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from qcore.tools.base import ToolParams
-from qcore.tools.edit_match import apply_replacement, find_matches
-from qcore.tools.file_change import Existing, FileChangeTool, Proposal, load_existing
-from qcore.tools.placeholders import find_placeholder, placeholder_refusal
+from qcore.tools.builtin.edit_match import apply_replacement, find_matches
+from qcore.tools.builtin.file_change import Existing, FileChangeTool, Proposal, load_existing
+from qcore.tools.builtin.placeholders import find_placeholder, placeholder_refusal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 

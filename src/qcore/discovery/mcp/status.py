@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from qcore.discovery.mcp_config import Transport
+from qcore.discovery.mcp.config import Transport
 
 McpServerState = Literal["connecting", "connected", "failed", "disconnected", "disabled"]
 

@@ -5,12 +5,22 @@ on; an alias applies only when no registered tool has that name. Parameter names
 ``file_path``, ``old_str`` / ``new_str`` for ``old_string`` / ``new_string`` ...; a rename happens only
 when the sent name is not a parameter of the tool, the tool has the canonical name, it was not sent too,
 and exactly one sent name maps to it. Anything else is left for validation to explain.
+
+Every other way of naming a tool lives here too: the spellings a settings list may use for one
+(``tool_aliases``: its name, display name, ``<Display>Tool`` and Gemini CLI's legacy names), and how an
+MCP server's tool is named (``mcp__<server>__<tool>``, built by ``mcp_tool_name``, taken apart by
+``mcp_prefix``), so the registry, the policy, the console and the MCP client agree by construction.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qcore.tools.base import AnyTool
 
 TOOL_NAME_ALIASES: Mapping[str, str] = {
     "replace": "edit",
@@ -39,6 +49,11 @@ TOOL_NAME_ALIASES: Mapping[str, str] = {
     "run_command": "run_shell_command",
     "execute_command": "run_shell_command",
     "run_terminal_cmd": "run_shell_command",
+    "python": "code_interpreter",
+    "ipython": "code_interpreter",
+    "run_python": "code_interpreter",
+    "execute_python": "code_interpreter",
+    "python_interpreter": "code_interpreter",
     "fetch": "web_fetch",
     "todowrite": "todo_write",
 }
@@ -56,6 +71,7 @@ PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
     "directory": ("cwd", "working_directory", "workdir", "dir"),
     "timeout": ("timeout_ms",),
     "url": ("uri", "link"),
+    "code": ("source", "python_code", "cell", "script"),
 }
 
 
@@ -79,3 +95,67 @@ def rename_parameters(
             renamed[canonical] = renamed.pop(sent[0])
             notes.append(f"{sent[0]} -> {canonical}")
     return renamed, notes
+
+
+LEGACY_ALIASES: Mapping[str, str] = {
+    # Gemini CLI's older names, accepted in settings lists (tools.core, tools.exclude, rules)
+    "search_file_content": "grep_search",
+    "replace": "edit",
+    "searchfiles": "grep_search",
+    "findfiles": "glob",
+    "readfolder": "list_directory",
+}
+
+
+def normalised_name(name: str) -> str:
+    """How settings lists compare names: case, surrounding space and leading underscores ignored."""
+    return name.strip().lstrip("_").lower()
+
+
+def tool_aliases(tool: AnyTool) -> set[str]:
+    """Every spelling a settings list may use for ``tool``: name, display name, ``<Display>Tool``."""
+    names = {
+        normalised_name(tool.name),
+        normalised_name(tool.display_name),
+        normalised_name(tool.display_name + "Tool"),
+    }
+    names |= {legacy for legacy, canonical in LEGACY_ALIASES.items() if canonical == tool.name}
+    return names
+
+
+MAX_TOOL_NAME_LENGTH = 64
+"""What OpenAI-compatible APIs accept for a function name."""
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _digest(server: str, tool: str) -> str:
+    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``.
+
+    Over 64 characters the end is cut and ``_<hash of the original pair>`` appended: the
+    ``mcp__<server>__`` prefix stays whole unless the server name alone is very long (so
+    ``mcp__<server>__*`` rules still match), and two long names never collide.
+    """
+    name = _INVALID_NAME_CHARS.sub("_", f"mcp__{server}__{tool}")
+    if len(name) <= MAX_TOOL_NAME_LENGTH:
+        return name
+    digest = _digest(server, tool)
+    return f"{name[: MAX_TOOL_NAME_LENGTH - len(digest) - 1]}_{digest}"
+
+
+def disambiguated_tool_name(server: str, tool: str) -> str:
+    """A second spelling for a name another (server, tool) pair already has after sanitising."""
+    base = mcp_tool_name(server, tool)
+    digest = _digest(server, tool)
+    if base.endswith(digest):
+        return base
+    return f"{base[: MAX_TOOL_NAME_LENGTH - len(digest) - 1]}_{digest}"
+
+
+def mcp_prefix(name: str) -> str:
+    """``mcp__<server>__`` of an MCP tool's name, as rules for the whole server spell it."""
+    tail = name.rsplit("__", 1)[-1]
+    return name[: len(name) - len(tail)]

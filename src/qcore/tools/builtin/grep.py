@@ -27,9 +27,9 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
+from qcore.processes import ProcessRunner, run_group
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
-from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import (
+from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
     FileFilter,
     GlobSyntaxError,
@@ -47,6 +47,7 @@ from qcore.tools.search_common import (
     stream_process,
     walk_entries,
 )
+from qcore.tools.results import ToolErrorType, ToolResult
 
 Backend = Literal["auto", "ripgrep", "git", "python"]
 MAX_LINE_CHARS = 500
@@ -116,6 +117,8 @@ class Query:
     rules: IgnoreRules
     file_filter: FileFilter | None
     timeout: float
+    runner: ProcessRunner = run_group
+    """How rg and git run (``ToolContext.run_process``)."""
 
 
 def _rel(path: Path, base: Path) -> str:
@@ -252,7 +255,12 @@ async def ripgrep_search(query: Query, pattern: str, signal: AbortSignal, keep: 
 
     stream = RipgrepStream(keep, accept)
     returncode, stderr = await stream_process(
-        argv, cwd=query.base, signal=signal, time_limit=query.timeout, consume=stream.feed
+        argv,
+        cwd=query.base,
+        signal=signal,
+        time_limit=query.timeout,
+        consume=stream.feed,
+        runner=query.runner,
     )
     stream.close()
     errors = stderr.splitlines() if returncode == 2 else []
@@ -284,6 +292,7 @@ async def git_search(query: Query, pattern: str, signal: AbortSignal) -> Outcome
             signal=signal,
             time_limit=query.timeout,
             max_bytes=MAX_OUTPUT_BYTES,
+            runner=query.runner,
         )
         if engine == "-P" and done.returncode not in (0, 1) and "perl" in done.stderr.lower():
             _git_pcre = False  # built without PCRE: fall back to extended regexes
@@ -438,7 +447,8 @@ class GrepSearch(BaseTool[GrepSearchParams]):
         regex = re.compile(params.pattern, re.IGNORECASE)
         anchored = "\\A" in params.pattern or "\\Z" in params.pattern  # whole-text anchors: no prefilter
         prefilter = None if anchored else re.compile(params.pattern, re.IGNORECASE | re.MULTILINE)
-        query = Query(regex, prefilter, target, base, rules, file_filter, self.timeout)
+        runner = self.context.process_runner() if self.context else run_group
+        query = Query(regex, prefilter, target, base, rules, file_filter, self.timeout, runner)
         backend = self._choose(target)
         keep = min(params.limit or output_limits(self)[0], output_limits(self)[0])
         try:

@@ -17,21 +17,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from qcore.discovery.mcp_config import (
+from qcore.discovery.mcp.config import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
-    disambiguated_tool_name,
-    mcp_tool_name,
     server_disabled_reason,
     servers_from_settings,
     tool_enabled,
     transport_of,
 )
-from qcore.discovery.mcp_connection import McpConnection
-from qcore.discovery.mcp_status import McpServerState, McpServerStatus
-from qcore.discovery.mcp_tool import McpArguments, McpCallError, McpTool, map_call_result, progress_text
-from qcore.discovery.mcp_transport import all_pages
+from qcore.discovery.mcp.connection import McpConnection
+from qcore.discovery.mcp.status import McpServerState, McpServerStatus
+from qcore.discovery.mcp.tool import McpArguments, McpCallError, McpTool, map_call_result, progress_text
+from qcore.discovery.mcp.transport import all_pages
 from qcore.settings.model import McpServerConfig
+from qcore.tools.names import disambiguated_tool_name, mcp_tool_name
 from qcore.tools.results import InlineDataPart, Part, TextPart
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
+from qcore.processes import run_group
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
-from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.search_common import (
+from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
     GlobSyntaxError,
     SearchCancelled,
@@ -43,6 +43,7 @@ from qcore.tools.search_common import (
     run_process,
     walk_entries,
 )
+from qcore.tools.results import ToolErrorType, ToolResult
 
 GlobBackend = Literal["auto", "ripgrep", "python"]
 MAX_FILES = 100
@@ -169,7 +170,12 @@ class Glob(BaseTool[GlobParams]):
         if depth is not None:
             argv += ["--max-depth", str(depth)]
         done = await run_process(
-            [*argv, "--", relative], cwd=root, signal=signal, time_limit=self.timeout, max_bytes=1 << 30
+            [*argv, "--", relative],
+            cwd=root,
+            signal=signal,
+            time_limit=self.timeout,
+            max_bytes=1 << 30,
+            runner=self.context.process_runner() if self.context else run_group,
         )
         prefix = f"{root}/" if root != Path("/") else "/"
         names = [prefix + os.fsdecode(name).removeprefix("./") for name in done.stdout.split(b"\0") if name]

@@ -5,7 +5,6 @@ Nothing here imports ``mcp``; it is pure policy, so it is cheap to test and to c
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 from pathlib import Path
@@ -16,7 +15,6 @@ from qcore.settings.model import McpServerConfig
 if TYPE_CHECKING:
     from qcore.settings import Settings
 
-MAX_TOOL_NAME_LENGTH = 64
 """OpenAI refuses longer function names."""
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -30,35 +28,7 @@ LEGACY_SERVER_NAME = "mcp"
 
 Transport = Literal["stdio", "sse", "http"]
 
-_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _OPERATOR_TOKEN = re.compile(r"^[();<>|&]+$")
-
-
-def _digest(server: str, tool: str) -> str:
-    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-
-
-def mcp_tool_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``.
-
-    Over 64 characters the end is cut and ``_<hash of the original pair>`` appended: the
-    ``mcp__<server>__`` prefix stays whole unless the server name alone is very long (so
-    ``mcp__<server>__*`` rules still match), and two long names never collide.
-    """
-    name = _INVALID_NAME_CHARS.sub("_", f"mcp__{server}__{tool}")
-    if len(name) <= MAX_TOOL_NAME_LENGTH:
-        return name
-    digest = _digest(server, tool)
-    return f"{name[: MAX_TOOL_NAME_LENGTH - len(digest) - 1]}_{digest}"
-
-
-def disambiguated_tool_name(server: str, tool: str) -> str:
-    """A second spelling for a name another (server, tool) pair already has after sanitising."""
-    base = mcp_tool_name(server, tool)
-    digest = _digest(server, tool)
-    if base.endswith(digest):
-        return base
-    return f"{base[: MAX_TOOL_NAME_LENGTH - len(digest) - 1]}_{digest}"
 
 
 def _matches(tool: str, entries: list[str]) -> bool:

@@ -1,0 +1,38 @@
+"""What ``qcli -p`` writes to a terminal's stderr while it works: one line per finished call, and a denial's
+reason said once, with the flag that would allow the call."""
+
+from __future__ import annotations
+
+import io
+
+from qcli.headless import HeadlessPrinter
+from qcore.events import ToolCallUpdated
+from qcore.llm.types import ToolCallRequest
+from qcore.permissions.modes import ApprovalMode
+from qcore.scheduling import ToolCall, ToolCallState, Unasked
+from qcore.tools.results import ToolErrorType, ToolResult
+
+REASON = 'Permission to run "edit" was not granted: it needs approval and this session cannot ask.'
+
+
+def denied(call_id: str) -> ToolCallUpdated:
+    return ToolCallUpdated(
+        ToolCall(
+            ToolCallRequest(call_id, "edit", "{}"),
+            state=ToolCallState.ERROR,
+            tool_name="edit",
+            description="app.py: a => b",
+            result=ToolResult.failure(REASON, ToolErrorType.EXECUTION_DENIED),
+            unasked=Unasked(ApprovalMode.AUTO_EDIT, ("edit",)),
+        )
+    )
+
+
+def test_a_denial_is_said_once_with_what_would_allow_it() -> None:
+    err = io.StringIO()
+    printer = HeadlessPrinter("text", out=io.StringIO(), err=err, show_activity=True)
+    printer(denied("c1"))
+    printer(denied("c2"))
+    text = err.getvalue()
+    assert text.count("[denied] edit app.py: a => b") == 2
+    assert text.count("needs approval") == 1 and text.count("--approval-mode auto-edit") == 1

@@ -86,3 +86,16 @@ def test_invalid_lists_are_refused(todos: list[dict[str, Any]], message: str) ->
         tool.build({"todos": todos})
     assert message in str(caught.value)
     assert tool.todos == []
+
+
+async def test_in_a_session_the_list_is_the_sessions_and_comes_back_after_a_reload(tmp_path: Any) -> None:
+    from qcore.session_state import SessionState, load_state
+    from qcore.tools.base import ToolContext
+    from qcore.workspace import Workspace
+
+    state = SessionState.new("t", tmp_path, "m", tmp_path / "s.jsonl")
+    tool = TodoWrite(ToolContext(Workspace([tmp_path]), session_state=state))
+    await write(tool, [{"id": "1", "content": "plan", "status": "in_progress"}])
+    assert tool.todos is state.todos and state.todos[0].content == "plan"
+    again = TodoWrite(ToolContext(Workspace([tmp_path]), session_state=load_state(tmp_path / "s.jsonl")))
+    assert [(t.id, t.status) for t in again.todos] == [("1", "in_progress")]

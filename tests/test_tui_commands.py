@@ -37,6 +37,13 @@ def notices(app: object) -> list[str]:
     return [n.text for n in app.conversation.query(Notice)]  # type: ignore[attr-defined]
 
 
+async def send(pilot: object, text: str) -> None:
+    """Type a prompt, send it, and wait for the turn to end."""
+    await type_text(pilot, text)  # type: ignore[arg-type]
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await idle(pilot)  # type: ignore[arg-type]
+
+
 async def command(pilot: object, line: str) -> None:
     await type_text(pilot, line)  # type: ignore[arg-type]
     await pilot.press("escape", "enter")  # type: ignore[attr-defined]  # close the menu, send
@@ -153,9 +160,7 @@ async def test_clear_forgets_the_conversation(project: Project) -> None:
     app = project.app([reply("one"), reply("two")])
     async with app.run_test() as pilot:
         await ready(pilot)
-        await type_text(pilot, "hello")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send(pilot, "hello")
         await command(pilot, "/clear")
         await until(pilot, lambda: any("Conversation cleared" in n for n in notices(app)))
         assert [m.role for m in app.session.history] == ["system"]
@@ -178,9 +183,7 @@ async def test_no_model_configured_says_what_to_set_and_the_session_goes_on(proj
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
         assert any("OPENAI_API_KEY" in n and "qcli --demo" in n for n in notices(app))
-        await type_text(pilot, "hello")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send(pilot, "hello")
         assert any("No model is configured" in n and "start qcli again" in n for n in notices(app))
         await command(pilot, "/stats")  # still alive and usable
         await until(pilot, lambda: "requests: 1" in screen_text(app))
@@ -201,14 +204,10 @@ async def test_model_errors_read_as_what_to_do(
     app = project.app(client)
     async with app.run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await type_text(pilot, "hello")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send(pilot, "hello")
         assert any(expected in n for n in notices(app))
         assert "Traceback" not in screen_text(app)
-        await type_text(pilot, "again")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send(pilot, "again")
         assert app.session.history[-1].content == "fine now"
 
 
@@ -247,3 +246,45 @@ async def test_kernel_shows_the_state_and_restarts(project: Project) -> None:
     while alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert not alive(pid)  # the session closed with the app, and the kernel with it
+
+
+async def test_chat_save_list_and_resume(project: Project) -> None:
+    app = project.app([reply("first answer"), reply("after the resume")])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await ready(pilot)
+        await send(pilot, "remember the plan")
+        await command(pilot, "/chat save plan-a")
+        await until(pilot, lambda: any("Saved this conversation as 'plan-a'" in n for n in notices(app)))
+        await command(pilot, "/clear")
+        await until(pilot, lambda: [m.role for m in app.session.history] == ["system"])
+        await command(pilot, "/chat list")
+        await until(pilot, lambda: "plan-a" in screen_text(app) and "remember the plan" in screen_text(app))
+        await command(pilot, "/chat resume plan-a")
+        await until(pilot, lambda: any("Took up the chat saved as 'plan-a'" in n for n in notices(app)))
+        assert [m.role for m in app.session.history] == ["system", "user", "assistant"]
+        assert "first answer" in screen_text(app)  # the earlier conversation is shown again
+        await send(pilot, "go on")
+        assert [m.content for m in app.session.history if m.role == "user"] == ["remember the plan", "go on"]
+        await command(pilot, "/chat resume nothing-here")
+        await until(pilot, lambda: any("no chat saved as 'nothing-here'" in n for n in notices(app)))
+
+
+async def test_a_continued_session_shows_its_earlier_conversation(project: Project) -> None:
+    from qcli.resume import choose_session
+
+    first = project.app([reply("the earlier answer")])
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, "the earlier question")
+        session_id = first.session.session_id
+    again = project.app([reply("and the next")], "--continue")
+    assert choose_session(again.args, project.root) is None and again.args.resume_id == session_id
+    async with again.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: "the earlier answer" in screen_text(again))
+        assert "the earlier question" in screen_text(again) and again.session.session_id == session_id
+        await send(pilot, "more")
+        assert [m.content for m in again.session.history if m.role == "user"] == [
+            "the earlier question",
+            "more",
+        ]

@@ -26,13 +26,15 @@ from qcli.widgets.prompt import Completion, PromptArea, PromptBox
 from qcli.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from qcli.run import Launch
     from qcli.widgets.assistant import AssistantTurn
     from qcli.widgets.tool_card import ToolCard
     from qcore.abort import AbortSignal
     from qcore.agent import Session
     from qcore.events import Event
-    from qcore.llm.types import LLMClient
+    from qcore.llm.types import ChatMessage, LLMClient
     from qcore.stats import SessionStats
 
 CTRL_C_WINDOW = 2.0
@@ -148,6 +150,11 @@ class QcliApp(App[int]):
         session.events.subscribe(self._stats)
         session.events.subscribe(self._on_event)
         session.start()
+        if any(message.role != "system" for message in session.history):  # a resumed session
+            from qcli.event_view import show_history
+
+            show_history(self, [m for m in session.history if m.role != "system"])
+            self.notice(f"Going on with session {session.session_id[:12]}.")
         self.ready.set()
         launch = self.launch
         assert launch is not None
@@ -509,6 +516,11 @@ class _Host:
     async def clear_conversation(self) -> None:
         await self.app.conversation.clear()
         self.app.cards.clear()
+
+    def show_history(self, messages: Sequence[ChatMessage]) -> None:
+        from qcli.event_view import show_history
+
+        show_history(self.app, messages)
 
     def quit(self) -> None:
         self.app.exit(0)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from qcore.agent import Session
+    from qcore.llm.types import ChatMessage
     from qcore.stats import SessionStats
     from qcore.tools.results import ToolResult
 
@@ -33,6 +34,9 @@ class CommandHost(Protocol):
     async def confirm(self, question: str) -> bool: ...
 
     async def clear_conversation(self) -> None: ...
+
+    def show_history(self, messages: Sequence[ChatMessage]) -> None:
+        """Show an earlier conversation (a saved chat taken up again)."""
 
     def quit(self) -> None: ...
 
@@ -260,6 +264,57 @@ async def _clear(host: CommandHost, args: str) -> None:
     host.notice("Conversation cleared; the model starts afresh.")
 
 
+async def _chat(host: CommandHost, args: str) -> None:
+    """Gemini CLI's ``/chat``: conversations saved by name in this project, to take up again later."""
+    from qcli.resume import session_rows
+    from qcore.sessions import SessionNotFound, SessionStore
+
+    store = SessionStore(host.session.cwd)
+    verb, _, tag = args.strip().partition(" ")
+    tag = tag.strip()
+    if verb == "list" or not verb:
+        chats = store.saved_chats()
+        if not chats:
+            host.show("No saved chats in this project. `/chat save NAME` saves this one.")
+            return
+        rows = [(f"`{name}`", *session_rows([info])[0][1:]) for name, info in chats]
+        host.show("### Saved chats\n\n" + _table(("name", "saved", "turns", "size", "first prompt"), rows))
+        return
+    if verb not in ("save", "resume", "load", "delete") or not tag:
+        host.notice("Usage: /chat list | save NAME | resume NAME | delete NAME", "warning")
+        return
+    try:
+        path = store.saved_path(tag)
+    except ValueError as error:
+        host.notice(str(error), "warning")
+        return
+    state = host.session.state
+    if verb == "save":
+        if path.exists() and not await host.confirm(f"A chat is already saved as {tag!r}. Replace it?"):
+            host.notice("Not saved.")
+            return
+        store.save_chat(state, tag)
+        turns = sum(1 for m in state.history if m.role == "user")
+        host.notice(f"Saved this conversation as {tag!r} ({turns} prompts).", "success")
+    elif verb == "delete":
+        if not path.exists():
+            host.notice(f"No chat saved as {tag!r}.", "warning")
+            return
+        path.unlink()
+        host.notice(f"Deleted the saved chat {tag!r}.", "success")
+    else:
+        try:
+            saved = store.load_chat(tag)
+        except (SessionNotFound, ValueError) as error:
+            host.notice(str(error), "warning")
+            return
+        state.replace_history(saved.history)
+        state.set_todos(saved.todos)
+        await host.clear_conversation()
+        host.show_history(saved.history)
+        host.notice(f"Took up the chat saved as {tag!r}; the model sees it from here on.", "success")
+
+
 async def _stats(host: CommandHost, args: str) -> None:
     stats = host.stats
     usage = stats.usage
@@ -305,6 +360,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "kernel", "the code interpreter's Python kernel: state, pid, interpreter", _kernel, "[restart]"
     ),
     SlashCommand("clear", "forget the conversation", _clear, aliases=("reset", "new")),
+    SlashCommand(
+        "chat", "save a conversation by name, take it up again", _chat, "list|save|resume|delete NAME"
+    ),
     SlashCommand(
         "stats", "tokens, requests, tool calls, approvals, lines changed", _stats, aliases=("usage",)
     ),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qcli.hints import with_hint
+from qcli.hints import loop_message, with_hint
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
@@ -17,6 +17,7 @@ from qcore.events import (
     AssistantTextDelta,
     ErrorOccurred,
     Event,
+    LoopDetected,
     ModelRequestStarted,
     ModelRetrying,
     ToolCallUpdated,
@@ -25,9 +26,12 @@ from qcore.events import (
     TurnFinished,
     UsageUpdated,
 )
+from qcore.llm.types import ChatMessage
 from qcore.scheduling import ToolCall, ToolCallState
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from qcli.app import QcliApp
     from qcli.widgets.assistant import AssistantTurn
 
@@ -121,6 +125,9 @@ def show_event(app: QcliApp, event: Event) -> None:
     elif isinstance(event, ErrorOccurred):
         _finish_answer(app)
         app.notice(with_hint(event.message, event.kind, "tui"), "error")
+    elif isinstance(event, LoopDetected):
+        _finish_answer(app)
+        app.notice(loop_message(event) + " Say how to go on.", "error")
     elif isinstance(event, ApprovalModeChanged):
         app.status_line.set(mode=event.mode.value)
         app.notice(f"Approval mode: {event.mode.value}")
@@ -131,3 +138,22 @@ def show_event(app: QcliApp, event: Event) -> None:
         for card in list(app.cards.values()):  # calls the engine gave up on
             card.update_call(card.call)
         app.status_line.set(busy="")
+
+
+def show_history(app: QcliApp, messages: Sequence[ChatMessage]) -> None:
+    """A resumed session's earlier conversation: prompts and answers as text, each tool call as one line
+    (its result went to the model; the files show what it did)."""
+    from qcli.widgets.conversation import UserMessage
+
+    for message in messages:
+        text = message.text()
+        if message.role == "user":
+            app.conversation.add(UserMessage(text))
+            app.transcript.add("user", text)
+        elif message.role == "assistant":
+            if text:
+                _assistant(app).write(text)
+                _finish_answer(app)
+            for call in message.tool_calls:
+                arguments = call.arguments if len(call.arguments) <= 120 else call.arguments[:119] + "…"
+                app.notice(f"{call.name} {arguments}")

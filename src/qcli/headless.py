@@ -12,7 +12,7 @@ import signal as signals
 import sys
 from typing import IO, Any
 
-from qcli.hints import unasked_hint, with_hint
+from qcli.hints import loop_message, unasked_hint, with_hint
 from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from qcore.abort import AbortSignal
 from qcore.agent import Session, TurnOutcome
@@ -21,6 +21,7 @@ from qcore.events import (
     AssistantTextDelta,
     ErrorOccurred,
     Event,
+    LoopDetected,
     ModelRetrying,
     SessionStarted,
     ToolCallUpdated,
@@ -104,6 +105,8 @@ class HeadlessPrinter:
             self.warn(with_hint(event.message, event.kind, "cli"))
         elif isinstance(event, ToolCallUpdated):
             self._on_call(event)
+        elif isinstance(event, LoopDetected):
+            self.warn(loop_message(event))
         elif isinstance(event, ToolSourceUpdate):
             if event.state in ("failed", "problem"):
                 self.warn(f"{event.source}: {event.detail}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from qcore.events import LoopDetected
 from qcore.permissions.modes import ApprovalMode
 from qcore.scheduling import Unasked
 
@@ -43,8 +44,8 @@ _MODEL_HINTS: dict[str, dict[FrontEnd, str]] = {
         "tui": "Send your message again, or check that the server is not overloaded.",
     },
     "max_turns": {
-        "cli": "Raise it with --max-session-turns.",
-        "tui": "Send a message to go on, or raise model.maxSessionTurns in settings.",
+        "cli": "Raise it with --max-session-turns, or start a new session (without --continue).",
+        "tui": "Start a new session, or raise model.maxSessionTurns in settings and start qcli again.",
     },
 }
 
@@ -65,4 +66,14 @@ def unasked_hint(unasked: Unasked) -> str:
     rules = " ".join(f"--allowed-tools '{rule}'" for rule in unasked.rules)
     return f"it needs approval and there is no one to ask here; allow it with {modes}" + (
         f", or {rules}" if rules else ""
+    )
+
+
+def loop_message(event: LoopDetected) -> str:
+    """What both front ends say when the loop guard stops a turn."""
+    arguments = event.arguments if len(event.arguments) <= 200 else event.arguments[:199] + "…"
+    error = event.error.splitlines()[0] if event.error else "failed"
+    return (
+        f"Stopped: the model called {event.tool_name} with the same arguments {event.repeats} times in a row "
+        f"and it failed each time ({error}). Arguments: {arguments}"
     )

@@ -72,6 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
     parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="go on with the latest session of this project (with -p too)",
+    )
+    parser.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="go on with a saved session of this project; without ID, choose from a list",
+    )
+    parser.add_argument(
         "--show-prompt",
         action="store_true",
         help="print the system prompt and tool declarations as sent, and exit",
@@ -124,6 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give the prompt either with -p or as an argument, not both")
     if args.prompt_interactive is not None and (args.prompt is not None or args.query is not None):
         parser.error("-i opens the interactive UI; it cannot be combined with -p or a positional prompt")
+    if args.continue_session and args.resume is not None:
+        parser.error("--continue and --resume cannot be used together")
+    if args.continue_session or args.resume is not None:
+        from qcli.resume import choose_session
+
+        code = choose_session(args)
+        if code is not None:
+            return code
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     wants_ui = args.prompt_interactive is not None or (
         args.prompt is None and args.query is None and not args.show_prompt and sys.stdin.isatty()

@@ -30,6 +30,8 @@ from qcore.permissions.rules import Rule
 from qcore.permissions.sandbox import detect_sandbox, sandbox_warnings
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
 from qcore.runtime import create_session
+from qcore.session_state import SessionFileError
+from qcore.sessions import SessionStore
 from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
 from qcore.workspace import Workspace, project_root
 
@@ -115,6 +117,8 @@ class Launch:
     """Settings and tool problems to show the user; the run goes on without what failed."""
     demo: bool = False
     max_turns: int | None = None
+    resume_id: str | None = None
+    """The saved session to go on with (``--continue``, ``--resume``); None starts a new one."""
     trust: FolderTrust | None = None
     held_back: list[HeldBack] = field(default_factory=list)
     """What the project's settings would start or allow, not applied because the folder is not trusted."""
@@ -166,6 +170,7 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         resolve_model_config(args, loaded.settings, dict(os.environ)),
         problems,
         max_turns=args.max_session_turns,
+        resume_id=getattr(args, "resume_id", None),
         trust=loaded.trust,
         held_back=loaded.held_back,
         broken=[source.path for source in loaded.sources if source.broken],
@@ -203,8 +208,19 @@ def held_back_report(launch: Launch, front_end: str = "cli") -> str:
 
 
 def build_session(
-    launch: Launch, llm: LLMClient, approver: Approver | None, events: EventBus | None = None
+    launch: Launch,
+    llm: LLMClient,
+    approver: Approver | None,
+    events: EventBus | None = None,
+    *,
+    saved: bool = True,
 ) -> Session:
+    """The session for ``launch``; ``saved``: its events go to the project's session files (the demo's
+    scratch copy keeps none)."""
+    state = None
+    if saved and not launch.demo:
+        store = SessionStore(launch.cwd)
+        state = store.load(launch.resume_id) if launch.resume_id else store.new_state(llm.model)
     session, problems = create_session(
         llm=llm,
         workspace=Workspace.for_project(launch.cwd, cwd=launch.start, include=launch.include),
@@ -215,6 +231,7 @@ def build_session(
         rules=launch.rules,
         rule_store=SettingsRuleStore(launch.cwd),
         events=events,
+        state=state,
     )
     launch.problems.extend(problems)
     launch.problems.extend(sandbox_warnings(detect_sandbox(), launch.settings.tools.sandbox))
@@ -232,6 +249,9 @@ def run(args: argparse.Namespace) -> int:
     launch = prepare(args)
     try:
         return _run_headless(args, launch)
+    except SessionFileError as error:
+        _say(f"cannot go on with that session: {error}")
+        return EXIT_INPUT
     finally:
         remove_scratch(launch)
 
@@ -276,11 +296,14 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
             "Fix the file and run again."
         )
         return EXIT_CONFIG
-    session = build_session(launch, llm, approver)
+    session = build_session(launch, llm, approver, saved=not args.show_prompt)
     for problem in launch.problems:
         _say(problem)
     if launch.held_back:
         _say(held_back_report(launch))
+    if launch.resume_id:
+        prompts = sum(1 for m in session.history if m.role == "user")
+        _say(f"going on with session {session.session_id[:12]} ({prompts} earlier prompts)")
     if args.show_prompt:
         return asyncio.run(_show_prompt_and_close(session))
     return asyncio.run(_run_and_close(session, llm, prompt, HeadlessPrinter(args.output_format)))

@@ -9,6 +9,10 @@ its tool calls. Whatever stops a turn (the signal, the task being cancelled at a
 error below us) commits the step in progress with the calls that did not finish marked cancelled, and a
 reply cut off while streaming keeps the text that arrived (unless it was cut for passing the size cap:
 that text is dropped); so the next request is always valid.
+
+What the session knows lives in its ``SessionState`` (``session.state``), which saves each change as it
+happens when it has a journal: a step is saved when it is committed, so a session resumed after a crash
+starts from the last whole step.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from qcore.events import (
     AssistantTextDelta,
     ErrorOccurred,
     EventBus,
+    LoopDetected,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -51,11 +56,13 @@ from qcore.llm.types import (
     ToolCallRequest,
     Usage,
 )
+from qcore.loop_guard import LoopGuard
 from qcore.permissions.approver import Approver
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.policy import PermissionPolicy
 from qcore.scheduler import ToolScheduler
 from qcore.scheduling import ToolCall
+from qcore.session_state import SessionState
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import Part, TextPart
 from qcore.truncation import OutputLimits
@@ -66,7 +73,7 @@ from qcore.workspace import Workspace
 class TurnOutcome:
     text: str
     reason: str
-    """``completed``, ``max_turns``, ``cancelled`` or ``error``."""
+    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
     num_turns: int
     usage: Usage
     error: LLMError | None = None
@@ -112,6 +119,7 @@ class Session:
         limits: OutputLimits | None = None,
         tool_sources: ToolSources | None = None,
         system_prompt_source: Callable[[], str] | None = None,
+        state: SessionState | None = None,
     ) -> None:
         self.llm = llm
         self.registry = registry
@@ -120,12 +128,16 @@ class Session:
         self.scheduler = ToolScheduler(registry, self.policy, approver, self.events.emit, limits)
         self.max_turns = max_turns
         self.cwd = cwd or Path.cwd()
-        self.session_id = session_id or uuid.uuid4().hex
-        self.history: list[ChatMessage] = []
+        self.state = state or SessionState.new(session_id or uuid.uuid4().hex, self.cwd, llm.model)
+        """History, todos, file fingerprints, session rules, turns and usage; saved as they change."""
+        self.session_id = self.state.session_id
         if system_prompt:
-            self.history.append(ChatMessage(role="system", content=system_prompt))
-        self.turns = 0
-        self.usage = Usage()
+            self.state.set_system(system_prompt)
+        for pattern in self.state.rules:  # a resumed session's "always, for this session" answers
+            with contextlib.suppress(ValueError):
+                self.policy.remember([pattern])
+        self.policy.on_session_rule = self.state.rule_changed
+        self.loop_guard = LoopGuard()
         self.tool_sources = tool_sources
         """Run-time tools (discovery command, MCP); the first request waits for them."""
         self.system_prompt_source = system_prompt_source
@@ -136,6 +148,19 @@ class Session:
         """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
         self._started = False
         self._warmed = False
+
+    @property
+    def history(self) -> list[ChatMessage]:
+        """The conversation as the model is sent it; change it through ``state``, which saves."""
+        return self.state.history
+
+    @property
+    def turns(self) -> int:
+        return self.state.turns
+
+    @property
+    def usage(self) -> Usage:
+        return self.state.usage
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -182,6 +207,8 @@ class Session:
         what the tools own (the processes their commands left running)."""
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
+        if self.state.journal is not None:
+            self.state.journal.close()  # written through already; this only lets the file go
         for tool in self.registry:
             try:
                 await tool.aclose()
@@ -193,21 +220,17 @@ class Session:
         if self.system_prompt_source is None:
             return next((str(m.content) for m in self.history if m.role == "system"), "")
         text = self.system_prompt_source()
-        system = ChatMessage(role="system", content=text)
-        if self.history and self.history[0].role == "system":
-            self.history[0] = system
-        else:
-            self.history.insert(0, system)
+        self.state.set_system(text)
         return text
 
     def clear(self) -> None:
         """Forget the conversation (the system prompt stays); the next prompt starts afresh."""
-        self.history[:] = [message for message in self.history[:1] if message.role == "system"]
+        self.state.clear_history()
 
     def add_context(self, text: str) -> None:
         """Put something the user did themselves (a command they ran) into the conversation, for the
         model to see with the next prompt."""
-        self.history.append(ChatMessage(role="user", content=text))
+        self.state.append(ChatMessage(role="user", content=text))
 
     def cancel_running_tools(self, reason: str = "The user stopped the command.") -> bool:
         """End the tools running now without ending the turn: their partial output goes to the model,
@@ -239,26 +262,30 @@ class Session:
         if response is None:
             partial = "".join(step.text)
             if partial:
-                self.history.append(ChatMessage(role="assistant", content=partial))
+                self.state.append(ChatMessage(role="assistant", content=partial))
             return
-        self.history.append(
-            ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls)
-        )
         finished = {call.call_id: call for call in step.calls}
-        for request in response.tool_calls:
-            call = finished.get(request.call_id)
-            self.history.append(tool_message(call) if call else _unfinished(request))
+        self.state.append(  # one event: the saved history never holds a call without its answer
+            ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls),
+            *(
+                tool_message(call) if (call := finished.get(request.call_id)) else _unfinished(request)
+                for request in response.tool_calls
+            ),
+        )
 
     async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
         signal = signal or AbortSignal()
         self.start()
         started = time.monotonic()
-        self.events.emit(UserPrompt(prompt))
-        self.history.append(ChatMessage(role="user", content=prompt))
+        if 0 <= self.max_turns <= self.turns:
+            return self._refuse(started)
         turns_before = self.turns
         usage_before = self.usage
         text, reason, failure = "", "completed", None
         step = _Step(committed=True)
+        self.events.emit(UserPrompt(prompt))
+        self.state.append(ChatMessage(role="user", content=prompt))
+        self.loop_guard.reset()
         try:
             while True:
                 if signal.aborted:
@@ -274,7 +301,7 @@ class Session:
                     break
                 if self.tool_sources is not None:
                     await self.tool_sources.ready()
-                self.turns += 1
+                self.state.turns += 1
                 self.events.emit(ModelRequestStarted(self.turns))
                 step = _Step()
                 try:
@@ -290,8 +317,8 @@ class Session:
                         self.events.emit(ErrorOccurred(str(error), error.kind.value))
                     break
                 step.response = response
+                self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
                 if response.usage:
-                    self.usage = self.usage + response.usage
                     self.events.emit(UsageUpdated(response.usage, self.usage))
                 self.events.emit(
                     AssistantMessage(self.turns, response.text, response.tool_calls, response.usage)
@@ -303,6 +330,10 @@ class Session:
                 step.calls = await self.scheduler.run(response.tool_calls, signal)
                 self._commit(step)
                 self.events.emit(ToolResultsSent(tuple(step.calls)))
+                if (looping := self.loop_guard.observe(step.calls)) is not None:
+                    reason = "loop"
+                    self.events.emit(_loop_detected(looping, self.loop_guard.limit))
+                    break
         except asyncio.CancelledError:
             reason = "cancelled"
             raise
@@ -322,6 +353,23 @@ class Session:
                 )
             )
         return outcome
+
+    def _refuse(self, started: float) -> TurnOutcome:
+        """Past ``max_turns``: the prompt is not taken (the history stays as it was)."""
+        message = (
+            f"This session has reached its turn limit ({self.max_turns} model requests); "
+            "it takes no new prompts."
+        )
+        self.events.emit(ErrorOccurred(message, "max_turns"))
+        outcome = TurnOutcome("", "max_turns", 0, Usage())
+        elapsed = int((time.monotonic() - started) * 1000)
+        self.events.emit(TurnFinished("", "max_turns", 0, Usage(), elapsed))
+        return outcome
+
+
+def _loop_detected(call: ToolCall, repeats: int) -> LoopDetected:
+    error = call.result.error.message if call.result and call.result.error else call.response_text()
+    return LoopDetected(call.tool_name or call.request.name, call.request.arguments, repeats, error)
 
 
 def _unfinished(request: ToolCallRequest) -> ChatMessage:

@@ -120,12 +120,24 @@ class ErrorOccurred:
 
 
 @dataclass(frozen=True)
+class LoopDetected:
+    """The model made the same failing call (same tool, same arguments) ``repeats`` times in a row: the turn
+    stops rather than spend more requests on it."""
+
+    tool_name: str
+    arguments: str
+    repeats: int
+    error: str
+    """The last failure's message."""
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     """A prompt has been answered, or the loop stopped: ``reason`` says which."""
 
     text: str
     reason: str
-    """``completed``, ``max_turns``, ``cancelled`` or ``error``."""
+    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
     num_turns: int
     usage: Usage
     duration_ms: int
@@ -146,6 +158,7 @@ Event = (
     | ApprovalModeChanged
     | ToolSourceUpdate
     | ErrorOccurred
+    | LoopDetected
     | TurnFinished
 )
 

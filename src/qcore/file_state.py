@@ -4,11 +4,15 @@
 (the model knows those). An edit to a file whose fingerprint no longer matches is refused with a request to
 read it again: the user, a formatter or another process changed it, and the model's ``old_string`` and
 mental picture are out of date.
+
+The fingerprints are part of the session's state (``SessionState.files``): a resumed session still knows
+what the model saw, so an edit after the resume is checked as it would have been before.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,16 +24,32 @@ def fingerprint(data: bytes) -> str:
 @dataclass
 class FileStates:
     _seen: dict[Path, str] = field(default_factory=dict)
+    on_change: Callable[[Path, str | None], None] | None = None
+    """Told of each new fingerprint (None: forgotten), so the session's journal can keep it."""
 
     def record(self, path: Path, data: bytes) -> None:
-        self._seen[path] = fingerprint(data)
+        self.record_fingerprint(path, fingerprint(data))
 
     def record_fingerprint(self, path: Path, digest: str) -> None:
         """Record a ``fingerprint`` computed earlier (a page of a file read from its line index)."""
-        self._seen[path] = digest
+        if self._seen.get(path) != digest:
+            self._seen[path] = digest
+            if self.on_change is not None:
+                self.on_change(path, digest)
 
     def forget(self, path: Path) -> None:
-        self._seen.pop(path, None)
+        if self._seen.pop(path, None) is not None and self.on_change is not None:
+            self.on_change(path, None)
+
+    def items(self) -> list[tuple[Path, str]]:
+        return list(self._seen.items())
+
+    def replay(self, path: Path, digest: str | None) -> None:
+        """Take one fingerprint of a saved session (None: forgotten), without telling ``on_change``."""
+        if digest is None:
+            self._seen.pop(path, None)
+        else:
+            self._seen[path] = digest
 
     def changed_since_seen(self, path: Path, data: bytes | None) -> bool:
         """True when the model saw ``path`` and its bytes are now different (or it is gone)."""

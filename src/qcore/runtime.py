@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
 from qcore.permissions.rules import Rule
 from qcore.permissions.settings_rules import SettingsRuleStore, shell_core_prefixes
 from qcore.prompt import build_system_prompt
+from qcore.session_state import SessionState
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import builtin_tools
@@ -73,13 +75,18 @@ def create_session(
     rule_store: SettingsRuleStore | None = None,
     cwd: Path | None = None,
     home: Path | None = None,
+    state: SessionState | None = None,
 ) -> tuple[Session, list[str]]:
     """A ready session for ``workspace``; the list holds tool problems to show the user.
 
     ``rules`` come from ``rules_from_settings`` and ``rules_from_flags``; with a ``rule_store`` the
-    user's "always, for this project / for me" answers are saved to those settings files.
+    user's "always, for this project / for me" answers are saved to those settings files. ``state`` is
+    where the session keeps (and saves) what it knows: a new one from ``SessionStore.new_state``, or a
+    saved one to go on with; without it the session lives in memory only.
     """
-    context = ToolContext(workspace=workspace, settings=settings)
+    if state is None:
+        state = SessionState.new(uuid.uuid4().hex, workspace.root, llm.model)
+    context = ToolContext(workspace=workspace, settings=settings, session_state=state)
     setup = build_tools(context, settings, plugins=plugins)
     names = settings.context.file_name
     file_names = [names] if isinstance(names, str) else list(names)
@@ -130,6 +137,7 @@ def create_session(
         max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
         events=events,
         cwd=workspace.root,
+        state=state,
     )
     session.context_files = context_files
     session.workspace = workspace

@@ -1,5 +1,5 @@
-"""Where qcore keeps files of its own: the per-project temp folder (Qwen Code's layout) and the
-per-project checkpoint repository."""
+"""Where qcore keeps files of its own: the per-project temp folder (Qwen Code's layout), the per-project
+checkpoint repository and the per-project saved sessions."""
 
 from __future__ import annotations
 
@@ -23,3 +23,8 @@ def project_checkpoints_dir(root: Path, home: Path | None = None) -> Path:
     sharing it would let either tool trip over the other's index.
     """
     return (home or Path.home()) / ".qwen" / "checkpoints" / _project_key(root)
+
+
+def project_sessions_dir(root: Path, home: Path | None = None) -> Path:
+    """``~/.qwen/sessions/<sha256 of the project root>``: one JSON-lines file per session (``qcore.sessions``)."""
+    return (home or Path.home()) / ".qwen" / "sessions" / _project_key(root)

@@ -14,9 +14,10 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from qcore.abort import AbortSignal
-from qcore.tools.results import Part
+from qcore.tools.results import Part, TextPart, part_from_json
 
 Role = Literal["system", "user", "assistant", "tool"]
+ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,17 @@ class ToolCallRequest:
     name: str
     arguments: str
 
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.call_id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, record: Any) -> ToolCallRequest:
+        if not isinstance(record, dict) or not all(
+            isinstance(record.get(key), str) for key in ("id", "name", "arguments")
+        ):
+            raise ValueError(f"not a tool call: {str(record)[:80]}")
+        return cls(record["id"], record["name"], record["arguments"])
+
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -35,6 +47,45 @@ class ChatMessage:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+
+    def text(self) -> str:
+        """The content as text: the text parts joined (media left out)."""
+        content = self.content
+        if content is None or isinstance(content, str):
+            return content or ""
+        return "\n".join(part.text for part in content if isinstance(part, TextPart))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (the session file's form); empty fields are left out."""
+        record: dict[str, Any] = {"role": self.role}
+        content = self.content
+        if content is not None:
+            record["content"] = content if isinstance(content, str) else [part.to_json() for part in content]
+        if self.tool_calls:
+            record["tool_calls"] = [call.to_json() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            record["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            record["name"] = self.name
+        return record
+
+    @classmethod
+    def from_json(cls, record: Any) -> ChatMessage:
+        """The message ``to_json`` gave; ``ValueError`` when the record is not one."""
+        if not isinstance(record, dict) or record.get("role") not in ROLES:
+            raise ValueError(f"not a message: {str(record)[:80]}")
+        content = record.get("content")
+        if isinstance(content, list):
+            content = [part_from_json(part) for part in content]
+        elif content is not None and not isinstance(content, str):
+            raise ValueError(f"message content is neither text nor parts: {str(content)[:80]}")
+        calls = record.get("tool_calls", ())
+        call_id, name = record.get("tool_call_id"), record.get("name")
+        if not isinstance(calls, list | tuple) or not all(
+            value is None or isinstance(value, str) for value in (call_id, name)
+        ):
+            raise ValueError(f"not a message: {str(record)[:80]}")
+        return cls(record["role"], content, tuple(ToolCallRequest.from_json(c) for c in calls), call_id, name)
 
 
 @dataclass(frozen=True)

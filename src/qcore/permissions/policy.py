@@ -112,6 +112,8 @@ class PermissionPolicy:
     shell_core: tuple[str, ...] | None = None
     """Legacy ``coreTools`` shell entries: when set, commands outside these prefixes are refused."""
     persist: Persist | None = None
+    on_session_rule: Callable[[str, bool], None] | None = None
+    """Told when a session rule is added (True) or revoked (False): the session's state keeps them."""
 
     # --- matching -----------------------------------------------------------------------------------
 
@@ -280,6 +282,8 @@ class PermissionPolicy:
             if rule not in self.rules:
                 self.rules.append(rule)
                 added.append(rule)
+                if source is RuleSource.SESSION and self.on_session_rule is not None:
+                    self.on_session_rule(pattern, True)
         return added
 
     def active_rules(self) -> list[Rule]:
@@ -292,6 +296,8 @@ class PermissionPolicy:
         if rule.path is not None and remove_from_file is not None:
             remove_from_file(rule)
         self.rules.remove(rule)
+        if rule.source is RuleSource.SESSION and self.on_session_rule is not None:
+            self.on_session_rule(rule.pattern, False)
         return True
 
     def unattended_refusal(

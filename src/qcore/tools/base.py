@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from qcore.kernel import Kernel
     from qcore.permissions.sandbox import Sandbox
     from qcore.processes import ProcessRunner
+    from qcore.session_state import SessionState
     from qcore.settings import Settings
     from qcore.shell_runner import ShellRunner
     from qcore.tools.subjects import Subject
@@ -106,6 +107,8 @@ class ToolContext:
     run_process: ProcessRunner | None = None
     """How search and discovered tools run their programs; None: ``qcore.processes.run_group``. (The
     temp folder a tool may write to is ``workspace.temp_dir``.)"""
+    session_state: SessionState | None = None
+    """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
 
     def process_runner(self) -> ProcessRunner:
         if self.run_process is not None:
@@ -113,6 +116,10 @@ class ToolContext:
         from qcore.processes import run_group
 
         return run_group
+
+    def __post_init__(self) -> None:
+        if self.session_state is not None:
+            self.file_states = self.session_state.files
 
 
 def snake_case(name: str) -> str:

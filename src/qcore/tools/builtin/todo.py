@@ -1,17 +1,20 @@
 """``todo_write``: the model's own task list for a multi-step job, replaced whole on every call.
 
-The list lives on the tool instance (one per session) rather than in a file: it is working state for one
-conversation, and a UI reads ``TodoWrite.todos`` or the ``TodoListDisplay`` in ``return_display``.
+The list is working state for one conversation: it lives in the session's state (saved with it, back
+after a resume), or on the tool instance when there is no session. A UI reads ``TodoWrite.todos`` or the
+``TodoListDisplay`` in ``return_display``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from qcore.abort import AbortSignal
+from qcore.session_state import Todo
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.results import TodoEntry, TodoListDisplay, ToolResult
 
@@ -30,7 +33,7 @@ class TodoWriteParams(ToolParams):
     todos: list[TodoItem] = Field(description="The whole updated list; an empty list clears it.")
 
 
-def checklist(todos: list[TodoItem]) -> str:
+def checklist(todos: Sequence[Todo | TodoItem]) -> str:
     """A Markdown checklist: done items ticked, the current one marked in progress."""
     lines = []
     for item in todos:
@@ -55,7 +58,12 @@ class TodoWrite(BaseTool[TodoWriteParams]):
 
     def __init__(self, context: ToolContext | None = None) -> None:
         super().__init__(context)
-        self.todos: list[TodoItem] = []
+        self._own: list[Todo] = []
+
+    @property
+    def todos(self) -> list[Todo]:
+        state = self.context.session_state if self.context is not None else None
+        return state.todos if state is not None else self._own
 
     def validate_tool_param_values(self, params: TodoWriteParams) -> str | None:
         problems = []
@@ -78,21 +86,26 @@ class TodoWrite(BaseTool[TodoWriteParams]):
     async def execute(
         self, params: TodoWriteParams, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
-        self.todos = list(params.todos)
-        if not self.todos:
+        todos = [Todo(item.id, item.content, item.status) for item in params.todos]
+        state = self.context.session_state if self.context is not None else None
+        if state is not None:
+            state.set_todos(todos)
+        else:
+            self._own = todos
+        if not todos:
             return ToolResult("Todo list cleared.", "Todo list cleared.")
-        counts = Counter(item.status for item in self.todos)
+        counts = Counter(item.status for item in todos)
         summary = (
-            f"Todo list updated: {len(self.todos)} items ({counts['completed']} completed, "
+            f"Todo list updated: {len(todos)} items ({counts['completed']} completed, "
             f"{counts['in_progress']} in progress, {counts['pending']} pending)."
         )
-        current = next((item for item in self.todos if item.status == "in_progress"), None)
+        current = next((item for item in todos if item.status == "in_progress"), None)
         if current is not None:
             summary += f" Now working on: {' '.join(current.content.split())}"
         elif counts["pending"]:
             summary += " Mark the next task in_progress when you start it."
         display = TodoListDisplay(
-            tuple(TodoEntry(" ".join(item.content.split()), item.status) for item in self.todos),
-            checklist(self.todos),
+            tuple(TodoEntry(" ".join(item.content.split()), item.status) for item in todos),
+            checklist(todos),
         )
         return ToolResult(summary, display)

@@ -63,7 +63,8 @@ class SettingsSource:
     loaded: bool
     """False when the file is absent, broken, or the scope was skipped."""
     broken: bool = False
-    """The file is there but could not be read or parsed, so none of it (its deny rules included) applies."""
+    """The file is a regular file that could not be read or parsed, so none of it (its deny rules
+    included) applies."""
 
 
 @dataclass
@@ -274,7 +275,8 @@ def load_settings(
         skipped = scope == "workspace" and cwd == home
         before = len(problems)
         data = None if skipped else _load_file(path, env, problems)
-        broken = data is None and len(problems) > before
+        # A regular file that did not parse may have held deny rules; a device or a FIFO never did.
+        broken = data is None and len(problems) > before and path.is_file()
         sources.append(SettingsSource(scope, path, loaded=data is not None, broken=broken))
         if data is not None:
             layers.append((path, data))

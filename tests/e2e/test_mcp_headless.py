@@ -112,8 +112,9 @@ def test_a_silent_server_holds_the_first_request_only_briefly(workdir: Workdir, 
             }
         )
     )
-    # The first answer takes a while, so the slow server has connected by the second request.
-    slow_answer = dataclasses.replace(Reply.call("read_file", absolute_path="app.py"), delay=3.0)
+    # The first answer takes a while, so the slow server has connected by the second request (with margin
+    # for a loaded machine, where starting a Python server alone can take seconds).
+    slow_answer = dataclasses.replace(Reply.call("read_file", absolute_path="app.py"), delay=10.0)
     workdir.server.script.extend([slow_answer, Reply(text="ok")])
     result = qcli("-p", "go", timeout=60)  # with the server's own timeout it would wait 120 s
     assert result.returncode == 0, result.stderr

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from qcli import commands_rewind
+
 if TYPE_CHECKING:
     from qcore.agent import Session
     from qcore.llm.types import ChatMessage
@@ -360,6 +362,13 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "kernel", "the code interpreter's Python kernel: state, pid, interpreter", _kernel, "[restart]"
     ),
     SlashCommand("clear", "forget the conversation", _clear, aliases=("reset", "new")),
+    SlashCommand("undo", "put back the files the last turn changed", commands_rewind.undo),
+    SlashCommand(
+        "rewind",
+        "files and conversation back to before a turn (a list without N)",
+        commands_rewind.rewind,
+        "[N [code|chat|both]]",
+    ),
     SlashCommand(
         "chat", "save a conversation by name, take it up again", _chat, "list|save|resume|delete NAME"
     ),

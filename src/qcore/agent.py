@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qcore.abort import AbortSignal
 from qcore.context_files import ContextFiles
@@ -67,6 +68,9 @@ from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import Part, TextPart
 from qcore.truncation import OutputLimits
 from qcore.workspace import Workspace
+
+if TYPE_CHECKING:
+    from qcore.turn_checkpoints import TurnCheckpoints
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class Session:
         """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
         self._started = False
         self._warmed = False
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``)."""
 
     @property
     def history(self) -> list[ChatMessage]:
@@ -207,6 +213,8 @@ class Session:
         what the tools own (the processes their commands left running)."""
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
+        if self.checkpoints is not None:
+            await self.checkpoints.settle()  # the last turn's end snapshot
         if self.state.journal is not None:
             self.state.journal.close()  # written through already; this only lets the file go
         for tool in self.registry:
@@ -285,6 +293,8 @@ class Session:
         step = _Step(committed=True)
         self.events.emit(UserPrompt(prompt))
         self.state.append(ChatMessage(role="user", content=prompt))
+        if self.checkpoints is not None:
+            self.checkpoints.prompt(len(self.history) - 1, prompt)
         self.loop_guard.reset()
         try:
             while True:
@@ -342,6 +352,8 @@ class Session:
             self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
         finally:
             self._commit(step)
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_ended()
             outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
             self.events.emit(
                 TurnFinished(

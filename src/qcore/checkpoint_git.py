@@ -61,6 +61,7 @@ class ShadowGit:
         self.root, self.git_dir = root, git_dir
         self._lock = asyncio.Lock()
         self._ready = False
+        self._setting_up = asyncio.Lock()
         self._env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
         self._env.update(
             GIT_CONFIG_NOSYSTEM="1",
@@ -125,6 +126,11 @@ class ShadowGit:
     async def setup(self) -> None:
         if self._ready:
             return
+        async with self._setting_up:  # one init at a time: a second caller waits, then finds it ready
+            if not self._ready:
+                await self._setup()
+
+    async def _setup(self) -> None:
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             await self.run("init", "--quiet", "--bare", "--template=", str(self.git_dir), plain=True)

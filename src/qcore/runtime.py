@@ -12,7 +12,7 @@ from qcore.agent import Session
 from qcore.context_files import ContextFiles, load_context
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
-from qcore.events import EventBus, ToolSourceUpdate
+from qcore.events import ErrorOccurred, EventBus, ToolSourceUpdate
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
 from qcore.permissions.rules import Rule
@@ -141,6 +141,18 @@ def create_session(
     )
     session.context_files = context_files
     session.workspace = workspace
+    if settings.general.checkpointing.enabled:
+        from qcore.turn_checkpoints import TurnCheckpoints
+
+        def warn(message: str) -> None:
+            session.events.emit(ErrorOccurred(message, "checkpoint"))
+
+        session.checkpoints = TurnCheckpoints.for_project(
+            workspace.root, session.session_id, setup.problems.append, home=home
+        )
+        if session.checkpoints is not None:
+            session.checkpoints.warn = warn
+            session.scheduler.before_changes = session.checkpoints.before_changes
     return session, setup.problems
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
 from qcore.scheduling import ToolCall, ToolCallState, Unasked
 from qcore.tools.arguments import ArgumentsError, parse_arguments
-from qcore.tools.base import CONCURRENT_KINDS, AnyTool, ToolParamsError
+from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
@@ -53,6 +53,8 @@ class ToolScheduler:
         self._tools: dict[str, AnyTool] = {}
         self._running: dict[str, AbortSignal] = {}
         """The signal of each call executing now, by call id."""
+        self.before_changes: Callable[[], Awaitable[None]] | None = None
+        """Awaited before the first call of a batch that may change the workspace runs (a checkpoint)."""
 
     def cancel_running(self, reason: str) -> bool:
         """Abort the calls executing now (not the turn); False when none was."""
@@ -357,6 +359,10 @@ class ToolScheduler:
         calls = [self._validate(request) for request in requests]
         for index, call in enumerate(calls):
             calls[index] = await self._approve(call, signal)
+        if self.before_changes is not None and any(
+            call.state is ToolCallState.SCHEDULED and call.kind in CHANGING_KINDS for call in calls
+        ):
+            await self.before_changes()
 
         index = 0
         while index < len(calls):

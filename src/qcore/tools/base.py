@@ -68,6 +68,9 @@ MUTATOR_KINDS = frozenset({Kind.EDIT, Kind.DELETE, Kind.MOVE, Kind.EXECUTE})
 CONCURRENT_KINDS = frozenset({Kind.READ, Kind.SEARCH, Kind.FETCH})
 """Kinds whose calls may run side by side. Everything else (edits, commands, and the ``think`` and
 ``other`` kinds that MCP servers, discovery commands and save_memory use) runs one at a time, in order."""
+CHANGING_KINDS = frozenset({Kind.EDIT, Kind.DELETE, Kind.MOVE, Kind.EXECUTE, Kind.OTHER})
+"""Kinds whose calls may change the workspace (a checkpoint is taken before the first in a turn); ``think``
+(todos, memory) and the reading kinds do not touch it."""
 
 
 class ToolParams(BaseModel):

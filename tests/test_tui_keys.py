@@ -244,3 +244,13 @@ async def test_ctrl_c_copies_a_selection_before_anything_else(project: Project) 
         await pilot.press("ctrl+c")
         assert notice.text in app.clipboard
         assert app.prompt.text == "keep me"  # the copy did not clear the input
+
+
+async def test_escape_twice_lists_the_turns_to_rewind_to(project: Project) -> None:
+    steps = [reply("", ("write_file", {"file_path": "made.txt", "content": "x\n"})), reply("written")]
+    app = project.app(steps, "-i", "make a file", "--yolo")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: (project.root / "made.txt").exists())
+        await idle(pilot)
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: "make a file" in screen_text(app) and "/rewind N" in screen_text(app))

@@ -42,6 +42,10 @@ CTRL_C_WINDOW = 2.0
 MODE_CYCLE = ("default", "auto-edit", "plan")
 
 
+DOUBLE_ESCAPE_SECONDS = 0.6
+"""Two presses of Esc this close together, with no turn to stop, list the turns to rewind to."""
+
+
 class QcliApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "qcli"
@@ -74,6 +78,7 @@ class QcliApp(App[int]):
         self._stats: SessionStats | None = None
         self.ready = asyncio.Event()
         """Set once the session is built (tests wait on it)."""
+        self._last_escape = 0.0
         self.pending: list[str] = []
         """Prompts typed before the session was ready or while a turn runs; sent in order."""
         self.turn_signal: AbortSignal | None = None
@@ -432,6 +437,15 @@ class QcliApp(App[int]):
             self.pending.clear()
             self.turn_signal.abort("The user cancelled the turn.")
             self.notice("Cancelled.", "warning")
+            return
+        now = time.monotonic()
+        if (
+            now - self._last_escape < DOUBLE_ESCAPE_SECONDS
+        ):  # Esc Esc, as in Claude Code: the turns to go back to
+            self._last_escape = 0.0
+            self._slash_command("/rewind")
+        else:
+            self._last_escape = now
 
     def action_quit_if_empty(self) -> None:
         if self.prompt_box.display and self.prompt.text:

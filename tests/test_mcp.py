@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,9 +26,9 @@ from qcore.tools.base import ToolParamsError
 from qcore.tools.confirmation import McpConfirmation
 from qcore.tools.names import MAX_TOOL_NAME_LENGTH, disambiguated_tool_name
 from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
+from tests.support.npm import npm_entry
 
 SERVER = Path(__file__).parent / "support" / "mcp_server.py"
-NPM = Path(__file__).parent / "npm" / "node_modules" / "@modelcontextprotocol"
 
 
 def py_server(mode: str = "stdio", **fields: Any) -> McpServerConfig:
@@ -470,12 +469,7 @@ async def test_streamable_http_and_sse(tmp_path: Path) -> None:
 
 
 def npm_server(package: str) -> Path:
-    entry = NPM / package / "dist" / "index.js"
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    if not entry.is_file():
-        pytest.skip(f"@modelcontextprotocol/{package} is not installed (run npm install in tests/npm)")
-    return entry
+    return npm_entry(package)
 
 
 async def test_npm_everything_server_over_stdio_and_http(tmp_path: Path) -> None:

@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.conftest import Runner, Workdir
+from tests.support.npm import npm_entry as npm_path
 from tests.support.openai_server import Reply
 
 SUPPORT = Path(__file__).resolve().parent.parent / "support"
-NPM = Path(__file__).resolve().parent.parent / "npm" / "node_modules" / "@modelcontextprotocol"
 
 
 def npm_entry(package: str) -> str:
-    entry = NPM / package / "dist" / "index.js"
-    if shutil.which("node") is None or not entry.is_file():
-        pytest.skip(f"@modelcontextprotocol/{package} is not installed (npm ci in tests/npm)")
-    return str(entry)
+    return str(npm_path(package))
 
 
 def write_settings(workdir: Workdir, servers: dict[str, object]) -> None:

@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a scripted model (no API key) works in a scratch copy of a sample project, in the UI when "
         "there is a terminal",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="log every event, model request and tool decision to a file (its path is printed)",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--verbose", action="store_true", help="with --version: also the sandbox in use")
     return parser

@@ -128,6 +128,8 @@ class Launch:
     """The folder qcli was started in, inside the project: relative paths and commands start there."""
     include: list[Path] = field(default_factory=list)
     """More workspace folders (``--include-directories``)."""
+    debug_log: Path | None = None
+    """``--debug``: the file events, requests and engine logs go to."""
 
     @property
     def asks_trust(self) -> bool:
@@ -176,7 +178,17 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         broken=[source.path for source in loaded.sources if source.broken],
         start=start,
         include=included_folders(args, start),
+        debug_log=_debug_log(args, cwd),
     )
+
+
+def _debug_log(args: argparse.Namespace, root: Path) -> Path | None:
+    if not getattr(args, "debug", False):
+        return None
+    from qcli.debug_log import start_debug_log
+    from qcore.storage import project_temp_dir
+
+    return start_debug_log(project_temp_dir(root))
 
 
 def included_folders(args: argparse.Namespace, start: Path) -> list[Path]:
@@ -235,6 +247,11 @@ def build_session(
     )
     launch.problems.extend(problems)
     launch.problems.extend(sandbox_warnings(detect_sandbox(), launch.settings.tools.sandbox))
+    if launch.debug_log is not None:
+        from qcli.debug_log import EventLog
+
+        session.events.subscribe(EventLog())
+        launch.problems.append(f"debug log: {launch.debug_log}")
     return session
 
 

@@ -12,6 +12,7 @@ Each running call has its own signal, tied to the turn's: ``cancel_running`` end
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -33,6 +34,9 @@ from qcore.truncation import OutputLimits, truncate_output
 
 CANCEL_GRACE_SECONDS = 2.0
 """How long a tool may take to wind down after the signal before its task is cancelled outright."""
+
+_log = logging.getLogger(__name__)
+"""Each permission decision, for ``--debug``."""
 
 
 class ToolScheduler:
@@ -170,6 +174,14 @@ class ToolScheduler:
             return self._fail(call, reason, ToolErrorType.EXECUTION_DENIED)
         call = call.evolve(confirmation=details)
         decision = self.policy.evaluate(tool, details, subject)
+        _log.debug(
+            "decision %s %s: %s (%s)%s",
+            tool.name,
+            call.description,
+            decision.verdict.value,
+            decision.reason or "no reason given",
+            f" by rule {decision.rule.pattern}" if decision.rule else "",
+        )
         if decision.verdict is Verdict.ALLOW:
             outcome = ToolConfirmationOutcome.PROCEED_ALWAYS if details is not None else None
             return self._set(call, state=ToolCallState.SCHEDULED, outcome=outcome)

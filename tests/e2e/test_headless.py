@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.conftest import Runner, Workdir
@@ -254,3 +255,14 @@ def test_json_output_on_failure_carries_the_reason(workdir: Workdir, qcli: Runne
     assert final["subtype"] == "error_auth"
     assert "Incorrect API key" in final["error"] and "--openai-api-key" in final["error"]
     assert final["result"] == final["error"]
+
+
+def test_debug_writes_events_requests_and_decisions_to_a_file(workdir: Workdir, qcli: Runner) -> None:
+    workdir.server.script.extend([Reply.call("read_file", absolute_path="app.py"), Reply(text="read it")])
+    result = qcli("-p", "read app.py", "--debug")
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stderr.splitlines() if "debug log:" in line)
+    log = Path(line.split("debug log:", 1)[1].strip()).read_text()
+    assert "UserPrompt" in log and "ToolCallUpdated" in log and "TurnFinished" in log
+    assert "decision read_file" in log and "allow" in log
+    assert "/chat/completions" in log  # the HTTP client's own request lines

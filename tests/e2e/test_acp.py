@@ -241,3 +241,41 @@ async def test_no_model_configured_is_a_readable_protocol_error(workdir: Workdir
         # the process is still there for a second try
         with pytest.raises(acp.RequestError):
             await new_session(connection, workdir)
+
+
+async def test_a_refused_key_is_a_readable_protocol_error_and_the_session_goes_on(workdir: Workdir) -> None:
+    workdir.server.api_key = "another-key"
+    client = RecordingClient(pick("allow_once"))
+    async with agent(workdir, client) as connection:
+        session_id = await new_session(connection, workdir)
+        with pytest.raises(acp.RequestError) as raised:
+            await connection.prompt(session_id=session_id, prompt=prompt("hello"))
+        assert raised.value.code == -32000 and "OPENAI_API_KEY" in str(raised.value)
+        workdir.server.api_key = None
+        workdir.server.script.append(Reply(text="hello again"))
+        done = await connection.prompt(session_id=session_id, prompt=prompt("hello"))
+    assert done.stop_reason == "end_turn" and client.text(session_id) == "hello again"
+
+
+async def test_slash_commands_and_modes_and_a_saved_session_loaded_again(workdir: Workdir) -> None:
+    workdir.server.script.append(Reply(text="remembered"))
+    client = RecordingClient(pick("allow_once"))
+    async with agent(workdir, client) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("remember this"))
+        await connection.set_session_mode(session_id=session_id, mode_id="auto-edit")
+        await connection.prompt(session_id=session_id, prompt=prompt("/approval-mode"))
+        assert "Approval mode: **auto-edit**" in client.text(session_id)
+        with pytest.raises(acp.RequestError):
+            await connection.set_session_mode(session_id=session_id, mode_id="reckless")
+    assert (
+        workdir.server.chat_requests and len(workdir.server.chat_requests) == 1
+    )  # the command asked no model
+    replayed = RecordingClient(pick("allow_once"))
+    async with agent(workdir, replayed) as connection:
+        await connection.load_session(cwd=str(workdir.root), session_id=session_id, mcp_servers=[])
+        assert replayed.text(session_id) == "remembered"
+        workdir.server.script.append(Reply(text="and more"))
+        await connection.prompt(session_id=session_id, prompt=prompt("go on"))
+    users = [m["content"] for m in workdir.server.chat_requests[-1].body["messages"] if m["role"] == "user"]
+    assert users == ["remember this", "go on"]

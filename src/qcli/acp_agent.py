@@ -223,16 +223,7 @@ class QcliAgent:
         return SetSessionModeResponse()
 
     async def prompt(self, session_id: str, prompt: list[Block], **kwargs: Any) -> PromptResponse:
-        opened = self._session(session_id)
-        text = prompt_text(prompt)
-        if not text.startswith("/"):
-            from qcore.mentions import expand_mentions
-
-            expanded = await asyncio.to_thread(expand_mentions, text, opened.session.workspace)
-            for problem in expanded.problems:
-                opened.notice(problem, "warning")
-            text = expanded.text
-        return await opened.prompt(text)
+        return await self._session(session_id).prompt(prompt_text(prompt))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         found = self.sessions.get(session_id)

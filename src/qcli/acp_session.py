@@ -46,6 +46,7 @@ from qcore.events import (
     ToolSourceUpdate,
 )
 from qcore.llm.types import ChatMessage, LLMErrorKind
+from qcore.mentions import expand_mentions
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.scheduling import ToolCall, ToolCallState
 from qcore.stats import SessionStats
@@ -192,7 +193,10 @@ class AcpSession:
         self._turn = signal = AbortSignal()
         self._error = None
         try:
-            outcome = await self.session.send(text, signal)
+            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
+            for problem in expanded.problems:
+                self.notice(problem, "warning")
+            outcome = await self.session.send(expanded.text, signal)
         finally:
             self._turn = None
             await self.flush()

@@ -125,17 +125,23 @@ def raw_input(call: ToolCall) -> Any:
     return call.args if call.args is not None else call.request.arguments
 
 
+def _card(call: ToolCall, locations: list[ToolCallLocation], content: list[Content] | None) -> dict[str, Any]:
+    """What a card says about a call, first shown or updated."""
+    return {
+        "tool_call_id": call.call_id,
+        "title": title(call),
+        "kind": call.kind.value,
+        "status": status(call.state),
+        "content": content,
+        "locations": locations or None,
+    }
+
+
 def start(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallStart:
     """The card for a call the client has not seen yet."""
+    content = details_content(call.confirmation) if call.confirmation else None
     return ToolCallStart(
-        session_update="tool_call",
-        tool_call_id=call.call_id,
-        title=title(call),
-        kind=call.kind.value,
-        status=status(call.state),
-        content=details_content(call.confirmation) if call.confirmation else None,
-        locations=locations or None,
-        raw_input=raw_input(call),
+        session_update="tool_call", raw_input=raw_input(call), **_card(call, locations, content)
     )
 
 
@@ -152,15 +158,9 @@ def progress(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallProgr
             content = [text(call.response_text())]
     elif call.confirmation is not None:
         content = details_content(call.confirmation)
+    raw = raw_input(call) if not call.state.terminal else None
     return ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=call.call_id,
-        title=title(call),
-        kind=call.kind.value,
-        status=status(call.state),
-        content=content,
-        locations=locations or None,
-        raw_input=raw_input(call) if not call.state.terminal else None,
+        session_update="tool_call_update", raw_input=raw, **_card(call, locations, content)
     )
 
 

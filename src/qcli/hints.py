@@ -12,16 +12,18 @@ from qcore.events import LoopDetected
 from qcore.permissions.modes import ApprovalMode
 from qcore.scheduling import Unasked
 
-FrontEnd = Literal["cli", "tui"]
+FrontEnd = Literal["cli", "tui", "acp"]
 
 _MODEL_HINTS: dict[str, dict[FrontEnd, str]] = {
     "not_configured": {
         "cli": "Or pass --openai-api-key / --openai-base-url. To try qcli without a key: qcli --demo",
         "tui": "Then start qcli again. To try it without a key: qcli --demo",
+        "acp": "Then restart the agent in your editor (or set them in the env of its agent server entry).",
     },
     "auth": {
         "cli": "Set OPENAI_API_KEY or pass --openai-api-key.",
         "tui": "Set OPENAI_API_KEY (or security.auth.apiKey in ~/.qwen/settings.json) and start qcli again.",
+        "acp": "Set OPENAI_API_KEY (or security.auth.apiKey in ~/.qwen/settings.json) and restart the agent.",
     },
     "not_found": {
         "cli": "Check the model (-m, OPENAI_MODEL) and the base URL (--openai-base-url, OPENAI_BASE_URL).",

@@ -102,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="log every event, model request and tool decision to a file (its path is printed)",
     )
+    parser.add_argument(
+        "--acp",
+        action="store_true",
+        help="speak the Agent Client Protocol on stdin/stdout, for editors such as Zed and Toad",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--verbose", action="store_true", help="with --version: also the sandbox in use")
     return parser
@@ -146,6 +151,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("-i opens the interactive UI; it cannot be combined with -p or a positional prompt")
     if args.continue_session and args.resume is not None:
         parser.error("--continue and --resume cannot be used together")
+    if args.acp:
+        if args.prompt is not None or args.query is not None or args.prompt_interactive is not None:
+            parser.error("--acp takes its prompts from the editor; it cannot be combined with a prompt")
+        if args.continue_session or args.resume is not None or args.show_prompt:
+            parser.error(
+                "--acp: the editor opens and loads sessions; drop --continue, --resume, --show-prompt"
+            )
+        from qcli.acp import run_acp
+
+        return run_acp(args)
     if args.continue_session or args.resume is not None:
         from qcli.resume import choose_session
 

@@ -216,6 +216,11 @@ def held_back_report(launch: Launch, front_end: str = "cli") -> str:
             f'  To trust it: run with --trust-folder (this run only), or add "{trust.folder}": "TRUST_FOLDER" '
             "to ~/.qwen/trustedFolders.json."
         )
+    elif front_end == "acp":
+        lines.append(
+            f'  To trust it: add "{trust.folder}": "TRUST_FOLDER" to ~/.qwen/trustedFolders.json and open a '
+            "new session."
+        )
     return "\n".join(lines)
 
 

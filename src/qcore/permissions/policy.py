@@ -286,6 +286,18 @@ class PermissionPolicy:
                     self.on_session_rule(pattern, True)
         return added
 
+    def forbid(self, rules: list[str]) -> list[Rule]:
+        """Deny rules for this session only (a "reject always" answer); shown by ``active_rules`` and
+        revocable like any other, never saved."""
+        added: list[Rule] = []
+        for pattern in rules:
+            split_rule(pattern)
+            rule = Rule(RuleKind.DENY, pattern, RuleSource.SESSION)
+            if rule not in self.rules:
+                self.rules.append(rule)
+                added.append(rule)
+        return added
+
     def active_rules(self) -> list[Rule]:
         return list(self.rules)
 
@@ -296,7 +308,8 @@ class PermissionPolicy:
         if rule.path is not None and remove_from_file is not None:
             remove_from_file(rule)
         self.rules.remove(rule)
-        if rule.source is RuleSource.SESSION and self.on_session_rule is not None:
+        saved = rule.source is RuleSource.SESSION and rule.kind is RuleKind.ALLOW  # session denials are not
+        if saved and self.on_session_rule is not None:
             self.on_session_rule(rule.pattern, False)
         return True
 

@@ -1,0 +1,75 @@
+"""The ACP mappings without a connection: questions, answers, plans, modes, prompts, malformed lines."""
+
+from __future__ import annotations
+
+from acp.schema import FileEditToolCallContent, ResourceContentBlock, TextContentBlock
+
+from qcli import acp_updates as updates
+from qcli.acp import invalid
+from qcli.acp_agent import prompt_text
+from qcore.permissions import ApprovalMode, ApprovalRequest
+from qcore.permissions.rules import RuleSource
+from qcore.tools.base import Kind
+from qcore.tools.confirmation import EditConfirmation, ExecConfirmation, ToolConfirmationOutcome
+from qcore.tools.results import TodoEntry, TodoListDisplay
+
+
+def request(rules: tuple[str, ...] = ("run_shell_command(npm test:*)",)) -> ApprovalRequest:
+    details = ExecConfirmation("Run", "npm test -- --watch=false", ("npm",), "/p")
+    return ApprovalRequest(
+        "c1", "run_shell_command", "Shell", Kind.EXECUTE, "npm test", details, ApprovalMode.DEFAULT, rules
+    )
+
+
+def test_options_offer_always_only_where_a_rule_can_cover_the_call() -> None:
+    kinds = [option.kind for option in updates.permission_options(request())]
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [option.kind for option in updates.permission_options(request(()))] == [
+        "allow_once",
+        "reject_once",
+    ]
+
+
+def test_answers_become_decisions() -> None:
+    always = updates.decision(updates.ALLOW_ALWAYS, request())
+    assert always.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS
+    assert always.scope is RuleSource.SESSION and always.rules == ("run_shell_command(npm test:*)",)
+    assert updates.decision(updates.ALLOW_ONCE, request()).outcome is ToolConfirmationOutcome.PROCEED_ONCE
+    for refused in (updates.REJECT_ONCE, updates.REJECT_ALWAYS, None):
+        assert updates.decision(refused, request()).outcome is ToolConfirmationOutcome.CANCEL
+
+
+def test_a_question_carries_the_whole_command_or_the_diff() -> None:
+    [shown] = updates.question(request(), []).content or []
+    assert "npm test -- --watch=false" in shown.content.text  # type: ignore[union-attr]
+    edit = EditConfirmation("Edit", "a.py", "/p/a.py", "old\n", "new\n")
+    [diff] = updates.details_content(edit)
+    assert isinstance(diff, FileEditToolCallContent)
+    assert (diff.path, diff.old_text, diff.new_text) == ("/p/a.py", "old\n", "new\n")
+
+
+def test_todos_become_a_plan_and_modes_are_listed() -> None:
+    todos = TodoListDisplay(
+        (TodoEntry("a", "completed"), TodoEntry("b", "in_progress"), TodoEntry("c", "pending")), ""
+    )
+    assert [entry.status for entry in updates.plan(todos).entries] == ["completed", "in_progress", "pending"]
+    state = updates.modes(ApprovalMode.PLAN)
+    assert state.current_mode_id == "plan" and len(state.available_modes) == len(ApprovalMode)
+    assert "quit" not in {command.name for command in updates.available_commands()}
+
+
+def test_fences_outgrow_the_backticks_inside() -> None:
+    assert updates.fenced("a ``` b").startswith("````\n")
+
+
+def test_prompt_blocks_become_text_with_mentions() -> None:
+    blocks = [
+        TextContentBlock(type="text", text="look at"),
+        ResourceContentBlock(type="resource_link", name="my file", uri="file:///p/my%20file.py"),
+    ]
+    assert prompt_text(blocks) == "look at @/p/my\\ file.py"
+
+
+def test_lines_the_sdk_cannot_route_are_named() -> None:
+    assert invalid({"jsonrpc": "2.0", "id": 1, "method": "x"}) is None
+    assert invalid([1]) and invalid({"id": {}}) and invalid({"method": 3}) and invalid({"jsonrpc": "2.0"})

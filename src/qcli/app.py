@@ -149,6 +149,8 @@ class QcliApp(App[int]):
             self.notice(f"Could not start: {type(error).__name__}: {error}", "error")
             return
         self._session = session
+        if session.checkpoints is not None:
+            session.checkpoints.warm()  # the project's first snapshot, in the background
         from qcore.stats import SessionStats
 
         self._stats = SessionStats()

@@ -220,6 +220,8 @@ async def run_headless(session: Session, prompt: str, printer: HeadlessPrinter) 
     for sig in (signals.SIGINT, signals.SIGTERM):
         loop.add_signal_handler(sig, abort.abort, "Operation cancelled.")
     try:
+        if session.checkpoints is not None:
+            session.checkpoints.warm()  # the project's first snapshot, while the first request runs
         await session.tools_ready()  # session_start then lists every tool the first request carries
         outcome = await session.send(prompt, abort)
     finally:

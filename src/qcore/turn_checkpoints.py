@@ -4,7 +4,7 @@
 the first tool of a turn that may change files (edits, commands, the code interpreter, MCP and
 discovered tools; reads and searches do not count), and again when such a turn ends, before it is
 reported finished (what the user changes after that is theirs). The first snapshot of a project hashes every file, so one is
-started with the first prompt, while the model is thinking. Every failure here is reported once and switches checkpoints off for the
+started in the background when a front end starts its session. Every failure here is reported once and switches checkpoints off for the
 session; it never stops a turn.
 
 Each turn that changed something is remembered with the place its prompt has in the history, so
@@ -43,7 +43,6 @@ class TurnCheckpoints:
         self.marks: list[TurnMark] = []
         self._prompt: tuple[int, str] | None = None
         self._began = False
-        self._warmed = False
         self._pending: set[asyncio.Task[object]] = set()
 
     @classmethod
@@ -73,18 +72,15 @@ class TurnCheckpoints:
             self._fail(error)
 
     def warm(self) -> None:
-        """Take a first snapshot in the background, so the first turn's checkpoint only sees changes."""
+        """Take a first snapshot in the background, so the first turn's checkpoint only sees changes. A
+        front end calls it when its session starts (and closes the session, which waits for it)."""
         with contextlib.suppress(RuntimeError):
             asyncio.get_running_loop()
             self._background(self.checkpoints.snapshot("session start"))
 
     def prompt(self, history_index: int, text: str) -> None:
-        """A turn begins with the prompt at ``history_index``; nothing is taken until something may change
-        (but the first prompt starts the project's first snapshot)."""
+        """A turn begins with the prompt at ``history_index``; nothing is taken until something may change."""
         self._prompt, self._began = (history_index, text), False
-        if not self._warmed and self.enabled:
-            self._warmed = True
-            self.warm()
 
     async def before_changes(self) -> None:
         """Before the first tool of the turn that may write (repeat calls in a turn do nothing)."""

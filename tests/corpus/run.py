@@ -45,7 +45,10 @@ async def run_case(case: Case, base: Path) -> tuple[str, str]:
         home=base,
         plugins=False,
     )
-    await session.send("please change the file")
+    try:
+        await session.send("please change the file")
+    finally:
+        await session.aclose()
     [tool_message] = [m for m in session.history if m.role == "tool"]
     text = str(tool_message.content)
     failed = text.startswith(("Error", "[Operation Cancelled]"))

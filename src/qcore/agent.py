@@ -24,9 +24,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qcore.abort import AbortSignal
+from qcore.compression import ContextKeeper, Fit
 from qcore.context_files import ContextFiles
+from qcore.context_window import default_window
 from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
@@ -120,6 +123,8 @@ class Session:
         tool_sources: ToolSources | None = None,
         system_prompt_source: Callable[[], str] | None = None,
         state: SessionState | None = None,
+        context_window: int | None = None,
+        compression_threshold: float = 0.7,
     ) -> None:
         self.llm = llm
         self.registry = registry
@@ -138,6 +143,10 @@ class Session:
                 self.policy.remember([pattern])
         self.policy.on_session_rule = self.state.rule_changed
         self.loop_guard = LoopGuard()
+        self.context = ContextKeeper(
+            llm, self.events, context_window or default_window(llm.model), compression_threshold
+        )
+        """Measures each request against the model's window and compresses older turns near it."""
         self.tool_sources = tool_sources
         """Run-time tools (discovery command, MCP); the first request waits for them."""
         self.system_prompt_source = system_prompt_source
@@ -148,6 +157,8 @@ class Session:
         """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
         self._started = False
         self._warmed = False
+        self.sending = False
+        """True while ``send`` runs (a turn is under way)."""
 
     @property
     def history(self) -> list[ChatMessage]:
@@ -237,9 +248,15 @@ class Session:
         marked as cancelled. False when nothing was running."""
         return self.scheduler.cancel_running(reason)
 
-    async def _ask_model(self, signal: AbortSignal, step: _Step) -> ModelResponse:
+    async def compress(self, signal: AbortSignal | None = None) -> Fit:
+        """Compress the older turns now (``/compress``), whatever the size."""
+        return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
+
+    async def _ask_model(
+        self, signal: AbortSignal, step: _Step, tools: list[dict[str, Any]]
+    ) -> ModelResponse:
         response: ModelResponse | None = None
-        async for item in self.llm.stream(self.history, self.registry.declarations(), signal):
+        async for item in self.llm.stream(self.history, tools, signal):
             if isinstance(item, TextDelta):
                 step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
@@ -286,6 +303,7 @@ class Session:
         self.events.emit(UserPrompt(prompt))
         self.state.append(ChatMessage(role="user", content=prompt))
         self.loop_guard.reset()
+        self.sending = True
         try:
             while True:
                 if signal.aborted:
@@ -301,11 +319,15 @@ class Session:
                     break
                 if self.tool_sources is not None:
                     await self.tool_sources.ready()
+                tools = self.registry.declarations()
+                if not (await self.context.fit(self.state, tools, signal)).ok:
+                    reason = "cancelled" if signal.aborted else "error"
+                    break
                 self.state.turns += 1
                 self.events.emit(ModelRequestStarted(self.turns))
                 step = _Step()
                 try:
-                    response = await self._ask_model(signal, step)
+                    response = await self._ask_model(signal, step, tools)
                 except LLMError as error:
                     if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
                         step.text.clear()  # a runaway reply, kept, would overflow every later request
@@ -317,6 +339,7 @@ class Session:
                         self.events.emit(ErrorOccurred(str(error), error.kind.value))
                     break
                 step.response = response
+                self.context.answered(self.history, response.usage)
                 self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
                 if response.usage:
                     self.events.emit(UsageUpdated(response.usage, self.usage))
@@ -341,6 +364,7 @@ class Session:
             reason = "error"
             self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
         finally:
+            self.sending = False
             self._commit(step)
             outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
             self.events.emit(

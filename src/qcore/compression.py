@@ -90,9 +90,9 @@ class ContextKeeper:
         history = state.history
         start = 1 if history[:1] and history[0].role == "system" else 0
         fixed = tokens_of(sum(map(message_bytes, history[:start])) + tools_bytes(tools))
-        room = max(0, self.trigger - fixed)
-        split = split_point(history, start, int(room * KEEP) * BYTES_PER_TOKEN, force)
-        if split <= start:
+        room = self.trigger - fixed
+        split = split_point(history, start, int(room * KEEP) * BYTES_PER_TOKEN, force) if room > 0 else start
+        if split <= start:  # nothing older to compress, or no room to compress it into
             return self._over(before) if before > self.window else Fit(True, before)
         older = history[start:split]
         summary, note = None, ""

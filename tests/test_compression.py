@@ -103,7 +103,7 @@ async def test_a_session_driven_far_past_a_small_window_keeps_working_and_never_
 
 
 async def test_the_summary_request_carries_the_older_messages_and_no_tools() -> None:
-    session, llm, events = make_session()
+    session, llm, _events = make_session()
     for turn in range(6):
         await session.send(f"turn {turn}: echo")
     summaries = [r for r in llm.requests if is_summary_request(r)]
@@ -130,7 +130,7 @@ async def test_a_failing_summary_drops_the_oldest_turns_with_a_note() -> None:
 
 
 async def test_one_tool_result_larger_than_the_window_is_compressed_before_it_is_sent() -> None:
-    session, llm, events = make_session(size=12_000)
+    session, llm, _events = make_session(size=12_000)
     tools = session.registry.declarations()
     assert (await session.send("echo a lot")).reason == "completed"
     for request in session_requests(llm):
@@ -165,7 +165,7 @@ async def test_a_cancelled_compression_leaves_the_history_as_it_was() -> None:
 async def test_compress_on_demand_and_a_resumed_session_has_the_compressed_history(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     state = SessionState.new("s1", tmp_path, "scripted", path)
-    session, llm, events = make_session(state=state)
+    session, _llm, _events = make_session(state=state)
     for turn in range(3):
         await session.send(f"turn {turn}: echo")
     fit = await session.compress()

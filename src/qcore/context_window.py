@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qcore.llm.types import ChatMessage
@@ -121,13 +120,12 @@ class ContextMeter:
             and history[0] is ends[0]
             and history[count - 1] is ends[1]
         ):
-            total = self._bytes
-            new: Iterator[ChatMessage] = islice(history, count, None)
+            total, first = self._bytes, count
         else:
-            total, new = 0, iter(history)
+            total, first = 0, 0
             self._anchor = None  # the API's count was of a history that is gone
-        for message in new:
-            total += message_bytes(message)
+        for index in range(first, len(history)):  # by index: islice would walk the counted part again
+            total += message_bytes(history[index])
         self._count, self._bytes = len(history), total
         self._ends = (history[0], history[-1]) if history else None
         return total

@@ -34,11 +34,13 @@ _WINDOWS: tuple[tuple[str, int], ...] = (
     # Ordered: the first pattern found in the model's name wins.
     (r"qwen3?-coder-(plus|flash)|qwen-(plus|turbo|flash)-latest|qwen-long", 1_000_000),
     (r"qwen3-coder|qwen3-max|qwen3-(235b|30b)-a\d+b-(instruct|thinking)-2507", 262_144),
-    (r"qwen2\.5-coder|qwen2\.5-\d+b|qwq-32b|qwen3-\d+b", 32_768),
+    (r"qwen2\.5-coder|qwen2\.5-\d+b|qwq-32b|qwen3-\d+b|qwen-max", 32_768),
     (r"qwen", 131_072),
     (r"gpt-4\.1", 1_047_576),
-    (r"gpt-5", 400_000),
-    (r"gpt-4o|gpt-4-turbo|o1|o3|o4-mini", 128_000),
+    (r"gpt-5", 272_000),  # its input limit (the 400k it is sold with counts the output too)
+    (r"gpt-4o|gpt-4-turbo", 128_000),
+    (r"(^|[^a-z0-9])o1-(mini|preview)", 128_000),
+    (r"(^|[^a-z0-9])o[134](-|$)", 200_000),
     (r"gpt-4", 8_192),
     (r"gpt-3\.5", 16_385),
     (r"claude", 200_000),

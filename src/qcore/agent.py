@@ -1,8 +1,9 @@
 """Session: the conversation and the loop that turns one prompt into an answer.
 
-One ``send`` is: ask the model (streaming), run the tool calls it makes through the scheduler, give the
-results back in call order, and repeat until the model answers without calls, the turn limit is reached,
-the model fails, or the signal aborts. Everything observable is an event; nothing is printed.
+One ``send`` is: fit the request to the model's window (``ContextKeeper`` compresses older turns), ask
+the model (streaming), run the tool calls it makes through the scheduler, give the results back in call
+order, and repeat until the model answers without calls, the turn limit is reached, the model fails, or
+the signal aborts. Everything observable is an event; nothing is printed.
 
 The history only ever takes whole steps: an assistant message joins it together with an answer for each of
 its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected

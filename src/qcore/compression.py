@@ -15,6 +15,7 @@ sent that the meter counts over the window: when even the compressed history doe
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class ContextKeeper:
         self.window = window
         self.threshold = threshold
         self.meter = ContextMeter()
+        self._lock = asyncio.Lock()
+        """One compression at a time: ``/compress`` and a turn's own would cut the same history twice."""
 
     @property
     def trigger(self) -> int:
@@ -83,6 +86,12 @@ class ContextKeeper:
         force: bool = False,
     ) -> Fit:
         """Make the next request fit: compress when it passes the threshold (always, with ``force``)."""
+        async with self._lock:
+            return await self._fit(state, tools, signal, force)
+
+    async def _fit(
+        self, state: SessionState, tools: Sequence[Mapping[str, Any]], signal: AbortSignal, force: bool
+    ) -> Fit:
         before = self.tokens(state.history, tools)
         self.events.emit(ContextUpdated(before, self.window))
         if before <= self.trigger and not force:

@@ -12,10 +12,8 @@ from qcore.context_window import ContextMeter, default_window, estimate_tokens
 from qcore.events import ContextCompressed, ContextUpdated, ErrorOccurred, Event
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ChatMessage, LLMError, LLMErrorKind, ModelResponse, ToolCallRequest
-from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.session_state import SessionState, load_state
-from qcore.tools.registry import ToolRegistry
-from tests.support.tools import Echo
+from tests.test_session_state import session_on
 
 WINDOW = 2_000
 
@@ -43,20 +41,10 @@ def worker(summary: str | Exception = "Goal: echo things. Done: many echoes.", s
 def make_session(
     steps: int = 400, state: SessionState | None = None, **kwargs: object
 ) -> tuple[Session, ScriptedLLM, list[Event]]:
-    registry = ToolRegistry()
-    registry.register(Echo())
-    llm = ScriptedLLM([worker(**kwargs)] * steps)  # type: ignore[arg-type]
-    session = Session(
-        llm=llm,
-        registry=registry,
-        policy=PermissionPolicy(mode=ApprovalMode.DEFAULT),
-        system_prompt="be brief",
-        context_window=WINDOW,
-        state=state,
-    )
-    events: list[Event] = []
-    session.events.subscribe(events.append)
-    return session, llm, events
+    state = state or SessionState.new("s", Path.cwd(), "scripted")
+    session, events = session_on(state, [worker(**kwargs)] * steps, context_window=WINDOW)
+    assert isinstance(session.llm, ScriptedLLM)
+    return session, session.llm, events
 
 
 def assert_pairs_valid(messages: Sequence[ChatMessage]) -> None:

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
     checkpoints,
+    context_window,
     diffs,
     growth_edit,
     growth_read,
@@ -43,6 +44,7 @@ def main() -> None:
         *headless.rows(),
         *growth_session.rows(),
         *session_state.rows(),
+        *context_window.rows(),
         *scheduler_overhead.rows(),
         *permissions.rows(),
         *sandbox.rows(),

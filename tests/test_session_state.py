@@ -132,7 +132,12 @@ def test_damaged_newer_or_foreign_files_are_refused_with_a_reason(tmp_path: Path
         load_state(path)
 
 
-def session_on(state: SessionState, steps: list, max_turns: int = -1) -> tuple[Session, list[Event]]:  # type: ignore[type-arg]
+def session_on(
+    state: SessionState,
+    steps: list,  # type: ignore[type-arg]
+    max_turns: int = -1,
+    **options: object,
+) -> tuple[Session, list[Event]]:
     registry = ToolRegistry()
     registry.register(Echo())
     session = Session(
@@ -142,6 +147,7 @@ def session_on(state: SessionState, steps: list, max_turns: int = -1) -> tuple[S
         system_prompt="be brief",
         max_turns=max_turns,
         state=state,
+        **options,  # type: ignore[arg-type]
     )
     events: list[Event] = []
     session.events.subscribe(events.append)

@@ -288,3 +288,19 @@ async def test_a_continued_session_shows_its_earlier_conversation(project: Proje
             "the earlier question",
             "more",
         ]
+
+
+async def test_compress_summarises_the_older_turns_and_stats_shows_the_context(project: Project) -> None:
+    app = project.app([reply("one"), reply("two"), reply("Goal: say numbers. Done: one, two.")])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await send(pilot, "first")
+        await send(pilot, "second")
+        await command(pilot, "/compress")
+        await until(pilot, lambda: any("Context compressed" in n for n in notices(app)))
+        history = app.session.history
+        assert [m.role for m in history] == ["system", "user", "user", "assistant"]
+        assert "Goal: say numbers" in history[1].text() and history[2].text() == "second"
+        await command(pilot, "/stats")
+        await until(pilot, lambda: "compressed 1x" in screen_text(app))
+        assert "ctx " in screen_text(app) and "/32.8k" in screen_text(app)

@@ -334,7 +334,7 @@ async def _stats(host: CommandHost, args: str) -> None:
             f"{usage.total_tokens:,} ({usage.prompt_tokens:,} in, {usage.completion_tokens:,} out, "
             f"{usage.cached_tokens:,} cached)",
         ),
-        ("context now", f"{stats.last_prompt_tokens:,} tokens"),
+        ("context", _context(stats)),
         ("tool calls", f"{calls} ({', '.join(f'{n} {s}' for s, n in stats.tool_calls.items()) or 'none'})"),
         (
             "approvals",
@@ -343,6 +343,27 @@ async def _stats(host: CommandHost, args: str) -> None:
         ("lines", f"+{stats.lines_added} -{stats.lines_removed} in {len(stats.files_changed)} files"),
     ]
     host.show("### Session\n\n" + "\n".join(f"- **{name}**: {value}" for name, value in rows))
+
+
+def _context(stats: SessionStats) -> str:
+    if not stats.context_window:
+        return f"{stats.last_prompt_tokens:,} tokens"
+    share = 100 * stats.context_tokens / stats.context_window
+    times = f", compressed {stats.compressions}x" if stats.compressions else ""
+    return f"{stats.context_tokens:,} of {stats.context_window:,} tokens ({share:.0f}%){times}"
+
+
+async def _compress(host: CommandHost, args: str) -> None:
+    session = host.session
+    if session.sending:
+        host.notice("The model is busy: /compress works between turns (Esc stops the turn).", "warning")
+        return
+    host.notice("Compressing the older turns…")
+    fit = await session.compress()
+    if fit.ok and fit.compressed is None:
+        host.notice(
+            f"Nothing older to compress: the conversation ({fit.tokens:,} tokens) is the latest turn."
+        )
 
 
 async def _quit(host: CommandHost, args: str) -> None:
@@ -372,6 +393,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "chat", "save a conversation by name, take it up again", _chat, "list|save|resume|delete NAME"
     ),
+    SlashCommand("compress", "summarise the older turns to free context", _compress, aliases=("summarize",)),
     SlashCommand(
         "stats", "tokens, requests, tool calls, approvals, lines changed", _stats, aliases=("usage",)
     ),

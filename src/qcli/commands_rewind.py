@@ -112,7 +112,16 @@ async def rewind(host: CommandHost, args: str) -> None:
             host.notice("That turn's prompt is not in this session's conversation; only files can go back.")
             return
         state = host.session.state
-        kept = list(state.history[: mark.history_index])
+        history = state.history
+        at = mark.history_index
+        if not (at < len(history) and history[at].role == "user" and history[at].content == mark.prompt):
+            host.notice(
+                "The conversation was compressed or cleared since that turn, so it cannot be taken back "
+                "to it; only files can go back (`/rewind N code`).",
+                "warning",
+            )
+            return
+        kept = list(history[:at])
         state.replace_history(kept)
         await host.clear_conversation()
         host.show_history(kept)

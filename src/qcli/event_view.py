@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qcli.hints import loop_message, with_hint
+from qcli.hints import compressed_message, loop_message, with_hint
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
     AssistantReasoningDelta,
     AssistantTextDelta,
+    ContextCompressed,
+    ContextUpdated,
     ErrorOccurred,
     Event,
     LoopDetected,
@@ -118,6 +120,10 @@ def show_event(app: QcliApp, event: Event) -> None:
     elif isinstance(event, UsageUpdated):
         usage = event.turn_usage
         app.status_line.set(context_tokens=usage.prompt_tokens + usage.completion_tokens)
+    elif isinstance(event, ContextUpdated):
+        app.status_line.set(context_tokens=event.tokens, context_window=event.window)
+    elif isinstance(event, ContextCompressed):
+        app.notice(compressed_message(event), "info" if event.summarized else "warning")
     elif isinstance(event, ModelRetrying):
         app.notice(
             f"The model request failed ({event.reason}); trying again in {event.delay:.0f}s.", "warning"

@@ -12,13 +12,14 @@ import signal as signals
 import sys
 from typing import IO, Any
 
-from qcli.hints import loop_message, unasked_hint, with_hint
+from qcli.hints import compressed_message, loop_message, unasked_hint, with_hint
 from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from qcore.abort import AbortSignal
 from qcore.agent import Session, TurnOutcome
 from qcore.events import (
     AssistantMessage,
     AssistantTextDelta,
+    ContextCompressed,
     ErrorOccurred,
     Event,
     LoopDetected,
@@ -107,6 +108,8 @@ class HeadlessPrinter:
             self._on_call(event)
         elif isinstance(event, LoopDetected):
             self.warn(loop_message(event))
+        elif isinstance(event, ContextCompressed):
+            self.warn(compressed_message(event))
         elif isinstance(event, ToolSourceUpdate):
             if event.state in ("failed", "problem"):
                 self.warn(f"{event.source}: {event.detail}")

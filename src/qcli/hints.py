@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from qcore.events import LoopDetected
+from qcore.events import ContextCompressed, LoopDetected
 from qcore.permissions.modes import ApprovalMode
 from qcore.scheduling import Unasked
 
@@ -45,6 +45,11 @@ _MODEL_HINTS: dict[str, dict[FrontEnd, str]] = {
         "cli": "Try again, or check that the server is not overloaded.",
         "tui": "Send your message again, or check that the server is not overloaded.",
     },
+    "context_window": {
+        "cli": "If the model's window is larger, set model.generationConfig.contextWindowSize in settings.",
+        "tui": "If the model's window is larger, set model.generationConfig.contextWindowSize in settings; "
+        "/clear starts afresh.",
+    },
     "max_turns": {
         "cli": "Raise it with --max-session-turns, or start a new session (without --continue).",
         "tui": "Start a new session, or raise model.maxSessionTurns in settings and start qcli again.",
@@ -69,6 +74,14 @@ def unasked_hint(unasked: Unasked) -> str:
     return f"it needs approval and there is no one to ask here; allow it with {modes}" + (
         f", or {rules}" if rules else ""
     )
+
+
+def compressed_message(event: ContextCompressed) -> str:
+    """What both front ends say when older turns were compressed."""
+    sizes = f"{event.tokens_before:,} → {event.tokens_after:,} tokens"
+    if event.summarized:
+        return f"Context compressed: {sizes} ({event.messages} older messages summarised)."
+    return f"Context compressed: {sizes}; {event.note or 'the oldest turns were dropped'} ({event.messages} messages)."
 
 
 def loop_message(event: LoopDetected) -> str:

@@ -1,8 +1,9 @@
 """Session: the conversation and the loop that turns one prompt into an answer.
 
-One ``send`` is: ask the model (streaming), run the tool calls it makes through the scheduler, give the
-results back in call order, and repeat until the model answers without calls, the turn limit is reached,
-the model fails, or the signal aborts. Everything observable is an event; nothing is printed.
+One ``send`` is: fit the request to the model's window (``ContextKeeper`` compresses older turns), ask
+the model (streaming), run the tool calls it makes through the scheduler, give the results back in call
+order, and repeat until the model answers without calls, the turn limit is reached, the model fails, or
+the signal aborts. Everything observable is an event; nothing is printed.
 
 The history only ever takes whole steps: an assistant message joins it together with an answer for each of
 its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected
@@ -24,10 +25,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.compression import ContextKeeper, Fit
 from qcore.context_files import ContextFiles
+from qcore.context_window import default_window
 from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
@@ -124,6 +127,8 @@ class Session:
         tool_sources: ToolSources | None = None,
         system_prompt_source: Callable[[], str] | None = None,
         state: SessionState | None = None,
+        context_window: int | None = None,
+        compression_threshold: float = 0.7,
     ) -> None:
         self.llm = llm
         self.registry = registry
@@ -142,6 +147,10 @@ class Session:
                 self.policy.remember([pattern])
         self.policy.on_session_rule = self.state.rule_changed
         self.loop_guard = LoopGuard()
+        self.context = ContextKeeper(
+            llm, self.events, context_window or default_window(llm.model), compression_threshold
+        )
+        """Measures each request against the model's window and compresses older turns near it."""
         self.tool_sources = tool_sources
         """Run-time tools (discovery command, MCP); the first request waits for them."""
         self.system_prompt_source = system_prompt_source
@@ -154,6 +163,8 @@ class Session:
         self._warmed = False
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``)."""
+        self.sending = False
+        """True while ``send`` runs (a turn is under way)."""
 
     @property
     def history(self) -> list[ChatMessage]:
@@ -245,9 +256,15 @@ class Session:
         marked as cancelled. False when nothing was running."""
         return self.scheduler.cancel_running(reason)
 
-    async def _ask_model(self, signal: AbortSignal, step: _Step) -> ModelResponse:
+    async def compress(self, signal: AbortSignal | None = None) -> Fit:
+        """Compress the older turns now (``/compress``), whatever the size."""
+        return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
+
+    async def _ask_model(
+        self, signal: AbortSignal, step: _Step, tools: list[dict[str, Any]]
+    ) -> ModelResponse:
         response: ModelResponse | None = None
-        async for item in self.llm.stream(self.history, self.registry.declarations(), signal):
+        async for item in self.llm.stream(self.history, tools, signal):
             if isinstance(item, TextDelta):
                 step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
@@ -296,6 +313,7 @@ class Session:
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
         self.loop_guard.reset()
+        self.sending = True
         try:
             while True:
                 if signal.aborted:
@@ -311,11 +329,15 @@ class Session:
                     break
                 if self.tool_sources is not None:
                     await self.tool_sources.ready()
+                tools = self.registry.declarations()
+                if not (await self.context.fit(self.state, tools, signal)).ok:
+                    reason = "cancelled" if signal.aborted else "error"
+                    break
                 self.state.turns += 1
                 self.events.emit(ModelRequestStarted(self.turns))
                 step = _Step()
                 try:
-                    response = await self._ask_model(signal, step)
+                    response = await self._ask_model(signal, step, tools)
                 except LLMError as error:
                     if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
                         step.text.clear()  # a runaway reply, kept, would overflow every later request
@@ -327,6 +349,7 @@ class Session:
                         self.events.emit(ErrorOccurred(str(error), error.kind.value))
                     break
                 step.response = response
+                self.context.answered(self.history, response.usage)
                 self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
                 if response.usage:
                     self.events.emit(UsageUpdated(response.usage, self.usage))
@@ -351,6 +374,7 @@ class Session:
             reason = "error"
             self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
         finally:
+            self.sending = False
             self._commit(step)
             if self.checkpoints is not None:
                 await self.checkpoints.turn_ended()

@@ -96,6 +96,29 @@ class UsageUpdated:
 
 
 @dataclass(frozen=True)
+class ContextUpdated:
+    """How much of the model's window the request about to be sent takes (the API's last count plus an
+    estimate of what is new), in tokens."""
+
+    tokens: int
+    window: int
+
+
+@dataclass(frozen=True)
+class ContextCompressed:
+    """Older turns were replaced by a summary (or, when the summary failed, dropped with a note)."""
+
+    tokens_before: int
+    tokens_after: int
+    messages: int
+    """How many messages the summary replaced."""
+    summarized: bool
+    """False: the model's summary failed and the oldest turns were dropped instead."""
+    note: str = ""
+    """Why there was no summary, when there was none."""
+
+
+@dataclass(frozen=True)
 class ApprovalModeChanged:
     mode: ApprovalMode
 
@@ -155,6 +178,8 @@ Event = (
     | ToolOutputUpdated
     | ToolResultsSent
     | UsageUpdated
+    | ContextUpdated
+    | ContextCompressed
     | ApprovalModeChanged
     | ToolSourceUpdate
     | ErrorOccurred

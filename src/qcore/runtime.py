@@ -138,6 +138,8 @@ def create_session(
         events=events,
         cwd=workspace.root,
         state=state,
+        context_window=settings.model.context_window_size,
+        compression_threshold=settings.model.chat_compression.context_percentage_threshold,
     )
     session.context_files = context_files
     session.workspace = workspace

@@ -5,11 +5,13 @@ rules the user allowed for this session, the turn count and the token usage. Eac
 appended to the session's file as one JSON line as it happens (written straight to the file, no buffer
 of ours), so a crash loses at most the event being written; loading replays the lines.
 
-On disk, format version 1 (``FORMAT_VERSION``), one JSON object per line::
+On disk, format version 2 (``FORMAT_VERSION``), one JSON object per line::
 
-    {"type":"session","version":1,"id":"…","root":"/project","model":"…","created":"2026-11-23T21:23:21Z"}
+    {"type":"session","version":2,"id":"…","root":"/project","model":"…","created":"2026-11-23T21:23:21Z"}
     {"type":"messages","messages":[ChatMessage.to_json(), …]}   a user prompt, or one whole step
     {"type":"clear"}                                            the conversation was forgotten (/clear)
+    {"type":"compressed","dropped":12,"messages":[…]}           the first 12 messages (after the system
+                                                                prompt) were replaced by ``messages``
     {"type":"todos","todos":[{"id":"1","content":"…","status":"pending"}, …]}
     {"type":"rule","pattern":"run_shell_command(npm test:*)","added":true}
     {"type":"file","path":"/project/app.py","sha256":"…"}       null: forgotten
@@ -20,8 +22,9 @@ A step (an assistant message and an answer for each of its tool calls) is one li
 replays to a history that can be sent again. The system prompt is not saved: it is rebuilt from the
 context files when a session starts or resumes. A reader skips a torn last line (the write a crash cut
 off) and refuses a file of a newer format version. Events of a type this version does not know are kept,
-in order, in ``extensions[type]`` and written back by ``snapshot``: the tools that come later (checkpoints,
-compression) add their own events without a new format version.
+in order, in ``extensions[type]`` and written back by ``snapshot``: the tools that come later (checkpoints)
+add their own events without a new format version. Version 2 added ``compressed``: it rewrites the history,
+so a reader of version 1, which would keep the event aside and replay the whole history, must refuse it.
 
 Not here, on purpose: the diff shown in an edit's question (``FileChangeTool._shown``). It lives from the
 question to the write of one call; a restart ends that call, so there is nothing to resume.
@@ -43,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from qcore.file_state import FileStates
 from qcore.llm.types import ChatMessage, Usage
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class SessionFileError(ValueError):
@@ -202,6 +205,13 @@ class SessionState:
         self.clear_history()
         self.append(*(m for m in messages if m.role != "system"))
 
+    def compress(self, dropped: int, *replacement: ChatMessage) -> None:
+        """The first ``dropped`` messages after the system prompt give way to ``replacement`` (a summary):
+        one event, so a reload sees the old history or the new one, never a mix."""
+        _replace_start(self, dropped, replacement)
+        saved = [m.to_json() for m in replacement]
+        self._write({"type": "compressed", "dropped": dropped, "messages": saved})
+
     def set_todos(self, todos: Iterable[Todo]) -> None:
         self.todos = list(todos)
         self._write({"type": "todos", "todos": [_todo_json(todo) for todo in self.todos]})
@@ -281,6 +291,18 @@ def _apply_clear(state: SessionState, record: dict[str, Any]) -> None:
     state.history[:] = [m for m in state.history[:1] if m.role == "system"]
 
 
+def _apply_compressed(state: SessionState, record: dict[str, Any]) -> None:
+    dropped = record["dropped"]
+    if not isinstance(dropped, int) or dropped < 0:
+        raise ValueError("a compression's count of dropped messages is not a count")
+    _replace_start(state, dropped, [ChatMessage.from_json(m) for m in record["messages"]])
+
+
+def _replace_start(state: SessionState, dropped: int, replacement: Iterable[ChatMessage]) -> None:
+    system = 1 if state.history[:1] and state.history[0].role == "system" else 0
+    state.history[system : system + dropped] = replacement
+
+
 def _apply_todos(state: SessionState, record: dict[str, Any]) -> None:
     state.todos = [Todo(str(t["id"]), str(t["content"]), str(t["status"])) for t in record["todos"]]
 
@@ -315,6 +337,7 @@ def _apply_usage(state: SessionState, record: dict[str, Any]) -> None:
 _APPLY = {
     "messages": _apply_messages,
     "clear": _apply_clear,
+    "compressed": _apply_compressed,
     "todos": _apply_todos,
     "rule": _apply_rule,
     "file": _apply_file,

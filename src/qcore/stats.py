@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from qcore.events import (
+    ContextCompressed,
+    ContextUpdated,
     Event,
     ModelRequestStarted,
     ToolCallUpdated,
@@ -30,7 +32,11 @@ class SessionStats:
     requests: int = 0
     usage: Usage = field(default_factory=Usage)
     last_prompt_tokens: int = 0
-    """Prompt tokens of the latest request: how full the context is."""
+    """Prompt tokens of the latest request, as the API counted them."""
+    context_tokens: int = 0
+    """The latest request's size as measured before it was sent (``ContextUpdated``)."""
+    context_window: int = 0
+    compressions: int = 0
     tool_calls: Counter[str] = field(default_factory=Counter)
     """Finished calls by state (success, error, cancelled)."""
     by_tool: Counter[str] = field(default_factory=Counter)
@@ -54,6 +60,10 @@ class SessionStats:
         elif isinstance(event, UsageUpdated):
             self.usage = event.total_usage
             self.last_prompt_tokens = event.turn_usage.prompt_tokens
+        elif isinstance(event, ContextUpdated):
+            self.context_tokens, self.context_window = event.tokens, event.window
+        elif isinstance(event, ContextCompressed):
+            self.compressions += 1
         elif isinstance(event, ToolCallUpdated):
             self._on_call(event.call)
         elif isinstance(event, TurnFinished):

@@ -1,4 +1,5 @@
-"""The line under the prompt: model, approval mode, context used, MCP servers, folder and git branch."""
+"""The line under the prompt: model, approval mode, context used (tokens of the latest request, of the
+model's window), MCP servers, folder and git branch."""
 
 from __future__ import annotations
 
@@ -32,7 +33,11 @@ class Status:
 
 
 def tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+    """``950``, ``12.3k``, ``128k``, ``1M``."""
+    for size, unit in ((1_000_000, "M"), (1000, "k")):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + unit
+    return str(count)
 
 
 def status_text(status: Status) -> Text:
@@ -50,7 +55,7 @@ def status_text(status: Status) -> Text:
         if status.context_window:
             percent = 100 * status.context_tokens / status.context_window
             style = "red" if percent >= 85 else "yellow" if percent >= 60 else ""
-            text.append(f"{used} ({percent:.0f}%)", style)
+            text.append(f"{used}/{tokens(status.context_window)} ({percent:.0f}%)", style)
         else:
             text.append(used)
     if status.mcp_total:

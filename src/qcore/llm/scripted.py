@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from qcore.abort import AbortSignal
+from qcore.context_window import estimate_tokens
 from qcore.llm.types import (
     ChatMessage,
     LLMError,
@@ -42,10 +43,6 @@ def reply(text: str = "", *calls: tuple[str, Mapping[str, Any]], reasoning: str 
     )
 
 
-def _estimate_tokens(messages: Sequence[ChatMessage]) -> int:
-    return sum(len(str(message.content or "")) for message in messages) // 4 + 1
-
-
 class ScriptedLLM:
     def __init__(
         self, steps: Iterable[Step], *, model: str = "scripted", chunk_size: int = 24, delay: float = 0.0
@@ -73,7 +70,7 @@ class ScriptedLLM:
                 if self._delay:
                     await asyncio.sleep(self._delay)
                 yield kind(text[start : start + self._chunk_size])
-        prompt_tokens = _estimate_tokens(messages)
+        prompt_tokens = estimate_tokens(messages, tools)  # counted as qcore estimates a request
         completion_tokens = len(response.text) // 4 + 1
         usage = response.usage or Usage(prompt_tokens, completion_tokens, prompt_tokens + completion_tokens)
         yield ModelResponse(response.text, response.tool_calls, usage, response.finish_reason, response.extra)

@@ -60,11 +60,27 @@ class SettingsSection(BaseModel):
     )
 
 
+class ChatCompressionSettings(SettingsSection):
+    context_percentage_threshold: float = Field(default=0.7, gt=0, le=1)
+    """Compress older turns when a request would take more than this share of the context window."""
+
+
 class ModelSettings(SettingsSection):
     name: str | None = None
     max_session_turns: int = Field(default=-1, ge=-1)
     """-1 means unlimited."""
     generation_config: dict[str, Any] | None = None
+    chat_compression: ChatCompressionSettings = Field(default_factory=ChatCompressionSettings)
+
+    @property
+    def context_window_size(self) -> int | None:
+        """``generationConfig.contextWindowSize``: the model's window in tokens, when the user set one."""
+        value = (self.generation_config or {}).get("contextWindowSize")
+        try:
+            size = int(value) if isinstance(value, int | str) and not isinstance(value, bool) else 0
+        except ValueError:
+            return None
+        return size if size > 0 else None
 
 
 class AuthSettings(SettingsSection):

@@ -169,7 +169,7 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
         "truncateToolOutputThreshold": True,
         "truncateToolOutputLines": True,
     },
-    "model": {"name": True, "maxSessionTurns": True, "generationConfig": True},
+    "model": {"name": True, "maxSessionTurns": True, "generationConfig": True, "chatCompression": True},
     "context": {"fileName": True, "fileFiltering": True},
     "mcp": {"excluded": True, "startupWaitMs": True},
     "ui": True,

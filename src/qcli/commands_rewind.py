@@ -21,6 +21,9 @@ OFF = (
 )
 
 
+_VERBS = {"write": "put back", "delete": "remove (the turn created it)"}
+
+
 def _checkpoints(host: CommandHost) -> TurnCheckpoints | None:
     checkpoints = host.session.checkpoints
     if checkpoints is None or not checkpoints.enabled:
@@ -32,7 +35,7 @@ def _checkpoints(host: CommandHost) -> TurnCheckpoints | None:
 async def _restore(host: CommandHost, checkpoints: TurnCheckpoints, plan: RestorePlan, what: str) -> bool:
     """Show the plan, ask, and apply it; conflicts one by one. False when the user said no."""
     lines = [f"### {what}", ""]
-    lines += [f"- {item.action} `{item.path}`" for item in plan.restore]
+    lines += [f"- {_VERBS[item.action]} `{item.path}`" for item in plan.restore]
     lines += [
         f"- **left alone unless you confirm**: `{item.path}` ({item.reason})" for item in plan.conflicts
     ]

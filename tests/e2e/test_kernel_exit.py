@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 import time
 
 from tests.e2e.conftest import Workdir
 from tests.e2e.test_process_exit import all_gone, start_qcli
 from tests.support.openai_server import Reply
-from tests.support.processes import alive
+from tests.support.processes import sigterm_ends_all
 
 CODE = (
     "import os, subprocess, time\n"
@@ -33,16 +32,7 @@ def recorded(workdir: Workdir, timeout: float = 60) -> list[int]:
 def test_sigterm_to_qcli_ends_a_busy_kernel_and_its_children(workdir: Workdir) -> None:
     workdir.server.script.append(Reply.call("code_interpreter", code=CODE))
     qcli = start_qcli(workdir, "-p", "compute something", "--yolo")
-    try:
-        pids = recorded(workdir)
-        assert all(alive(pid) for pid in pids)
-        qcli.send_signal(signal.SIGTERM)
-        qcli.communicate(timeout=20)
-    finally:
-        if qcli.poll() is None:
-            qcli.kill()
-            qcli.communicate()
-    assert qcli.returncode != 0
+    pids = sigterm_ends_all(qcli, lambda: recorded(workdir))
     assert all_gone(pids)
 
 

@@ -6,7 +6,6 @@ checks the code beside it whatever the installed entry point points at.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import Workdir
 from tests.support.openai_server import Reply
-from tests.support.processes import alive
+from tests.support.processes import alive, sigterm_ends_all
 
 SOURCES = str(Path(__file__).resolve().parents[2] / "src")
 ESCAPE = (
@@ -66,14 +65,5 @@ def test_processes_a_command_leaves_end_when_qcli_exits(workdir: Workdir) -> Non
 def test_sigterm_mid_turn_still_ends_them(workdir: Workdir) -> None:
     workdir.server.script.append(Reply.call("run_shell_command", command=f"{ESCAPE}; sleep 30"))
     qcli = start_qcli(workdir, "-p", "start a server", "--yolo")
-    try:
-        pids = escaped(workdir)
-        assert all(alive(pid) for pid in pids)
-        qcli.send_signal(signal.SIGTERM)
-        qcli.communicate(timeout=20)
-    finally:
-        if qcli.poll() is None:
-            qcli.kill()
-            qcli.communicate()
-    assert qcli.returncode != 0
+    pids = sigterm_ends_all(qcli, lambda: escaped(workdir))
     assert all_gone(pids)

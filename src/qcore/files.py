@@ -167,7 +167,7 @@ def decode_text(data: bytes) -> TextFile:
         encoding = "latin-1"
         text = body.decode(encoding)
     crlf = text.count("\r\n") if "\r" in text else 0  # the membership test is a memchr; counting is not
-    lf = text.count("\n") - crlf
+    lf = text.count("\n") - crlf if crlf else 0  # only a file with CRLF needs to know its mix
     newline = "\r\n" if crlf and crlf >= lf else "\n"
     crlf_lines = tuple(line.endswith("\r") for line in text.split("\n")[:-1]) if crlf and lf else None
     return TextFile(

@@ -50,10 +50,12 @@ def open_brackets(text: str, suffix: str) -> int:
 def unfenced(text: str, path: Path, file_text: str | None) -> str | None:
     """The code inside a Markdown fence that wraps the whole of ``text`` (without its last newline), when
     the file is not one where fences are content; None when ``text`` is not so wrapped."""
-    if path.suffix.lower() in PROSE_SUFFIXES or (file_text is not None and "```" in file_text):
+    if path.suffix.lower() in PROSE_SUFFIXES:
         return None
     match = _FENCE.match(text)
     if match is None or match.group(1) in match.group(2):
+        return None
+    if file_text is not None and "```" in file_text:  # looked for last: a scan of the whole file
         return None
     return match.group(2)
 

@@ -112,3 +112,36 @@ def test_memory_of_an_edit_is_a_small_multiple_of_the_file(tmp_path: Path) -> No
     finally:
         tracemalloc.stop()
     assert peak < 6 * len(text), f"peak {peak / 1e6:.1f} MB for a {len(text) / 1e6:.1f} MB file"
+
+
+def test_write_file_checks_cost_a_small_multiple_of_writing(tmp_path: Path) -> None:
+    """``write_file`` of a 100,000-line file with one line changed: the checks on the content
+    (placeholders, diff notation, truncation) and the diff must stay a small multiple of a plain
+    rewrite (a placeholder pattern tried at every line start once made this 500x)."""
+    from qcore.tools.builtin.write_file import WriteFile
+
+    path = tmp_path / "big.py"
+    text = _code(100_000)
+    lines = text.split("\n")
+    at = len(lines) // 2 + 1
+    new = "\n".join([*lines[:at], lines[at] + "  # changed", *lines[at + 1 :]])
+
+    async def write() -> None:
+        tool = WriteFile(ToolContext(Workspace([tmp_path])))
+        params = tool.build({"file_path": str(path), "content": new})
+        await tool.should_confirm_execute(params, AbortSignal())
+        result = await tool.execute(params, AbortSignal())
+        assert result.ok, result.llm_content
+
+    ours = plain = float("inf")
+    for _ in range(3):
+        path.write_text(text)
+        start = time.perf_counter()
+        asyncio.run(write())
+        ours = min(ours, time.perf_counter() - start)
+        path.write_text(text)
+        start = time.perf_counter()
+        path.read_text()
+        path.write_text(new)
+        plain = min(plain, time.perf_counter() - start)
+    assert ours / plain < 40, f"write_file {ours * 1000:.1f} ms, plain rewrite {plain * 1000:.1f} ms"

@@ -60,21 +60,32 @@ def unfenced(text: str, path: Path, file_text: str | None) -> str | None:
     return match.group(2)
 
 
+def _has_hunk(text: str) -> bool:
+    return "@@ -" in text and _HUNK.search(text) is not None  # the membership test first: it runs in C
+
+
+def _has_file_headers(text: str) -> bool:
+    return "\n+++ " in text and _FILE_HEADERS.search(text) is not None
+
+
 def diff_notation(new: str, old: str, path: Path) -> str | None:
     """What makes ``new`` a diff rather than text (None: it is text, or the file is itself a patch)."""
-    if path.suffix.lower() in (".diff", ".patch") or _HUNK.search(old) or _FILE_HEADERS.search(old):
+    if path.suffix.lower() in (".diff", ".patch") or _has_hunk(old) or _has_file_headers(old):
         return None
-    if _HUNK.search(new):
+    if _has_hunk(new):
         return "a hunk header (@@ -n,m +n,m @@)"
-    if _FILE_HEADERS.search(new):
+    if _has_file_headers(new):
         return "---/+++ file headers"
+    if not old or new.lstrip("\n")[:1] not in ("+", "-", " "):
+        return None  # every line of a diff body starts with one of those: the first one does not
     lines = [line for line in new.split("\n") if line]
-    if not old or not lines or any(line[0] not in "+- " for line in lines):
+    if not lines or any(line[0] not in "+- " for line in lines):
         return None
+    if not (any(line[0] == "+" for line in lines) and any(line[0] == "-" for line in lines)):
+        return None  # indented code starts every line with a space: only both markers make a diff
     kept = [line[1:].rstrip() for line in lines if line[0] in "- "]
     wanted = [line.rstrip() for line in old.split("\n") if line]
-    has_both = any(line[0] == "+" for line in lines) and any(line[0] == "-" for line in lines)
-    return "lines marked with - and +" if has_both and kept == wanted else None
+    return "lines marked with - and +" if kept == wanted else None
 
 
 def truncated(new: str, old: str | None, path: Path, whole: bool) -> str | None:

@@ -180,8 +180,23 @@ def end_descendants(grace: float = END_GRACE_SECONDS) -> list[int]:
     return end_processes(below, grace)
 
 
+EXIT_DEADLINE_SECONDS = 5.0
+"""After SIGTERM or SIGHUP, how long a clean exit may take before the process ends itself regardless."""
+
+
 def _exit_on_signal(number: int, frame: FrameType | None) -> None:
     signal.signal(number, signal.SIG_DFL)  # a second one ends the process at once
+    # The SystemExit below unwinds whatever runs now, but code that catches every exception (a UI
+    # framework's message loop, a worker) can swallow it: the process must end all the same.
+    import threading
+
+    def end_anyway() -> None:
+        end_descendants()
+        os._exit(128 + number)
+
+    deadline = threading.Timer(EXIT_DEADLINE_SECONDS, end_anyway)
+    deadline.daemon = True
+    deadline.start()
     raise SystemExit(128 + number)
 
 

@@ -6,6 +6,7 @@ checks the code beside it whatever the installed entry point points at.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -67,3 +68,43 @@ def test_sigterm_mid_turn_still_ends_them(workdir: Workdir) -> None:
     qcli = start_qcli(workdir, "-p", "start a server", "--yolo")
     pids = sigterm_ends_all(qcli, lambda: escaped(workdir))
     assert all_gone(pids)
+
+
+def test_a_swallowed_exit_still_ends_the_process_and_its_children(tmp_path: Path) -> None:
+    """SIGTERM becomes a SystemExit; code that catches every exception (as a UI framework's loop may)
+    swallows it. The process still ends, within the deadline, and ends what it started."""
+    import textwrap
+
+    from qcore.process_tracker import EXIT_DEADLINE_SECONDS
+
+    script = tmp_path / "stubborn.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import subprocess, sys, time
+            from qcore.process_tracker import end_children_on_exit
+            end_children_on_exit()
+            child = subprocess.Popen(["sleep", "300"])
+            open({str(tmp_path / "child.pid")!r}, "w").write(str(child.pid))
+            while True:
+                try:
+                    time.sleep(0.05)
+                except BaseException:
+                    pass  # swallows the SystemExit the signal raised
+            """
+        )
+    )
+    process = subprocess.Popen([sys.executable, str(script)])
+    pid_file = tmp_path / "child.pid"
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=EXIT_DEADLINE_SECONDS + 10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 128 + signal.SIGTERM
+    assert all_gone([child])

@@ -17,7 +17,7 @@ from typing import Any
 
 from qcore.files import atomic_write, read_config_text
 from qcore.settings.jsonc import parse_jsonc, strip_jsonc
-from qcore.settings.writer import _indent_of, _line_end, _Scanner, _skip_blank, _step, _Value
+from qcore.settings.writer import _append_entry, _cut_entry, _indent_of, _Scanner, _step, _Value
 
 
 def set_member(path: Path, keys: Sequence[str], value: Any) -> bool:
@@ -66,24 +66,9 @@ def remove_member(path: Path, keys: Sequence[str]) -> bool:
         node = node.members[key][1]
     if node.members is None or keys[-1] not in node.members:
         return False
-    ordered = sorted(node.members.values(), key=lambda member: member[0])
-    index = next(n for n, (start, _) in enumerate(ordered) if start == node.members[keys[-1]][0])
-    start, member = ordered[index]
-    line_start = blank.rfind("\n", 0, start) + 1
-    line_end = _line_end(blank, member.end)
-    if not blank[line_start:start].strip() and not blank[member.end : line_end].strip(" \t\r,"):
-        cut_from, cut_to = line_start, min(line_end + 1, len(text))
-    elif index + 1 < len(ordered):
-        cut_from, cut_to = start, ordered[index + 1][0]
-    elif index > 0:
-        cut_from, cut_to = ordered[index - 1][1].end, member.end
-    else:
-        cut_from, cut_to = start, member.end
-    updated = text[:cut_from] + text[cut_to:]
-    if index == len(ordered) - 1 and index > 0 and cut_from == line_start:
-        comma = _skip_blank(blank, ordered[index - 1][1].end)  # the new last member keeps no comma
-        if blank[comma : comma + 1] == ",":
-            updated = updated[:comma] + updated[comma + 1 :]
+    key_start, member = node.members[keys[-1]]
+    spans = sorted((start, value.end) for start, value in node.members.values())
+    updated = _cut_entry(text, blank, spans, spans.index((key_start, member.end)))
     parsed = parse_jsonc(updated, path=str(path))
     for key in keys[:-1]:
         parsed = parsed[key]
@@ -111,12 +96,7 @@ def _insert(text: str, blank: str, node: _Value, name: str, value: Any, step: st
     last_start, last = max(node.members.values(), key=lambda member: member[0])
     indent = _indent_of(text, last_start)
     member = f"{json.dumps(name)}: {_literal(value, indent, step)}"
-    line_end = _line_end(blank, last.end)
-    rest = blank[last.end : line_end]
-    if line_end < node.end and not rest.strip(" \t\r,"):
-        comma = "" if "," in rest else ","
-        return text[: last.end] + comma + text[last.end : line_end] + f"\n{indent}{member}" + text[line_end:]
-    return text[: last.end] + f",\n{indent}{member}" + text[last.end :]
+    return _append_entry(text, blank, last.end, node.end, indent, member)
 
 
 def _write_checked(path: Path, text: str, keys: Sequence[str], value: Any) -> None:

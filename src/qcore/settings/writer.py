@@ -140,14 +140,7 @@ def add_to_list(path: Path, keys: Sequence[str], value: str) -> bool:
         if "\n" in between or "\n" in blank[node.start : node.items[0].start]:
             # One entry per line: the new one goes on a line of its own after the last entry's line, so
             # a comment at the end of that line stays with the entry it describes.
-            line_end = _line_end(blank, last.end)
-            rest = blank[last.end : line_end]
-            comma = "" if "," in rest else ","
-            if line_end < node.end and not rest.strip(" \t\r,"):
-                insert = f"{comma}{text[last.end : line_end]}\n{_indent_of(text, last.start)}{literal}"
-                updated = text[: last.end] + insert + text[line_end:]
-            else:
-                updated = text[: last.end] + f",\n{_indent_of(text, last.start)}{literal}" + text[last.end :]
+            updated = _append_entry(text, blank, last.end, node.end, _indent_of(text, last.start), literal)
         else:
             updated = text[: last.end] + ", " + literal + text[last.end :]
     _write_checked(path, updated, keys, value)
@@ -170,14 +163,7 @@ def remove_from_list(path: Path, keys: Sequence[str], value: str) -> bool:
     for index, item in enumerate(items):
         if json.loads(blank[item.start : item.end]) != value:
             continue
-        start, end, whole_line = _removal(blank, items, index)
-        updated = text[:start] + text[end:]
-        if whole_line and index == len(items) - 1 and index > 0:
-            # The last entry went with its line: the one before it is now last, and loses its comma
-            # (strict JSON readers, Qwen Code's among them, refuse a trailing comma).
-            comma = _skip_blank(blank, items[index - 1].end)
-            if blank[comma : comma + 1] == ",":
-                updated = updated[:comma] + updated[comma + 1 :]
+        updated = _cut_entry(text, blank, [(entry.start, entry.end) for entry in items], index)
         parse_jsonc(updated, path=str(path))
         atomic_write(path, updated.encode("utf-8"))
         return True
@@ -195,19 +181,41 @@ def _skip_blank(text: str, index: int) -> int:
     return index
 
 
-def _removal(blank: str, items: list[_Value], index: int) -> tuple[int, int, bool]:
-    """The span to cut for ``items[index]``: its whole line (with the comma and comment on it) when it
-    stands on a line of its own, else the entry and one separator; and whether it was the whole line."""
-    item = items[index]
-    line_start = blank.rfind("\n", 0, item.start) + 1
-    line_end = _line_end(blank, item.end)
-    if not blank[line_start : item.start].strip() and not blank[item.end : line_end].strip(" \t\r,"):
-        return line_start, min(line_end + 1, len(blank)), True
-    if index + 1 < len(items):
-        return item.start, items[index + 1].start, False
-    if index > 0:
-        return items[index - 1].end, item.end, False
-    return item.start, item.end, False
+def _append_entry(text: str, blank: str, last_end: int, container_end: int, indent: str, entry: str) -> str:
+    """``text`` with ``entry`` after the entry ending at ``last_end``, on a line of its own: after the rest
+    of that entry's line when only a comma or a comment follows it there, so the comment stays with the
+    entry it was written about."""
+    line_end = _line_end(blank, last_end)
+    rest = blank[last_end:line_end]
+    if line_end < container_end and not rest.strip(" \t\r,"):
+        comma = "" if "," in rest else ","
+        return text[:last_end] + comma + text[last_end:line_end] + f"\n{indent}{entry}" + text[line_end:]
+    return text[:last_end] + f",\n{indent}{entry}" + text[last_end:]
+
+
+def _cut_entry(text: str, blank: str, spans: Sequence[tuple[int, int]], index: int) -> str:
+    """``text`` without the entry at ``spans[index]`` (its start and end; a member's start is its key's):
+    its whole line (with the comma and comment on it) when it stands on a line of its own, else the entry
+    and one separator. When a last entry goes with its line, the one before it becomes last and loses its
+    comma (strict JSON readers, Qwen Code's among them, refuse a trailing comma)."""
+    start, end = spans[index]
+    line_start = blank.rfind("\n", 0, start) + 1
+    line_end = _line_end(blank, end)
+    whole_line = not blank[line_start:start].strip() and not blank[end:line_end].strip(" \t\r,")
+    if whole_line:
+        cut_from, cut_to = line_start, min(line_end + 1, len(blank))
+    elif index + 1 < len(spans):
+        cut_from, cut_to = start, spans[index + 1][0]
+    elif index > 0:
+        cut_from, cut_to = spans[index - 1][1], end
+    else:
+        cut_from, cut_to = start, end
+    updated = text[:cut_from] + text[cut_to:]
+    if whole_line and index == len(spans) - 1 and index > 0:
+        comma = _skip_blank(blank, spans[index - 1][1])
+        if blank[comma : comma + 1] == ",":
+            updated = updated[:comma] + updated[comma + 1 :]
+    return updated
 
 
 def _write_checked(path: Path, text: str, keys: Sequence[str], value: str) -> None:

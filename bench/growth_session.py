@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Sequence
 
-from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.openai_server import READ_FILE_TOOLS, Reply, ScriptedOpenAIServer
 
 from bench.common import Row
 from qcore.abort import AbortSignal
@@ -25,16 +25,7 @@ from qcore.llm.openai_client import OpenAIClient
 from qcore.llm.openai_messages import WireMessages
 from qcore.llm.types import ChatMessage, ToolCallRequest
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
+TOOLS = READ_FILE_TOOLS
 
 
 def add_turn(history: list[ChatMessage], turn: int) -> None:

@@ -30,20 +30,11 @@ from qcore.llm.types import (
     Usage,
 )
 from qcore.tools.results import InlineDataPart, TextPart
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
+from tests.support.openai_server import READ_FILE_TOOLS, Reply, ScriptedOpenAIServer, ScriptedToolCall
 
 MakeClient = Callable[..., OpenAIClient]
 HELLO = [ChatMessage("user", "hello")]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
+TOOLS = READ_FILE_TOOLS
 
 
 @pytest.fixture

@@ -25,6 +25,19 @@ from typing import Any, Self
 CHAT_PATH = "/v1/chat/completions"
 
 
+READ_FILE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
+"""One tool declaration, for requests that should carry tools (client tests and the session bench)."""
+
+
 @dataclass
 class ScriptedToolCall:
     name: str

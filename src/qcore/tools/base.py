@@ -251,6 +251,15 @@ class BaseTool(Generic[P]):
             raise RuntimeError(f"{self.name} needs a ToolContext with a workspace")
         return self.context.workspace
 
+    @property
+    def process_runner(self) -> ProcessRunner:
+        """How this tool runs programs: the context's runner, or ``run_group`` without a context."""
+        if self.context is not None:
+            return self.context.process_runner()
+        from qcore.processes import run_group
+
+        return run_group
+
     def resolve_path(self, path: str, *, readable_only: bool = False) -> Path:
         """The real path inside the workspace, or ToolParamsError(path_not_in_workspace)."""
         from qcore.tools.names import plain_path

@@ -26,7 +26,6 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.ignore import IgnoreRules
-from qcore.processes import run_group
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
 from qcore.tools.builtin.search_common import (
     RG_SKIP_GIT,
@@ -175,7 +174,7 @@ class Glob(BaseTool[GlobParams]):
             signal=signal,
             time_limit=self.timeout,
             max_bytes=1 << 30,
-            runner=self.context.process_runner() if self.context else run_group,
+            runner=self.process_runner,
         )
         prefix = f"{root}/" if root != Path("/") else "/"
         names = [prefix + os.fsdecode(name).removeprefix("./") for name in done.stdout.split(b"\0") if name]

@@ -447,8 +447,7 @@ class GrepSearch(BaseTool[GrepSearchParams]):
         regex = re.compile(params.pattern, re.IGNORECASE)
         anchored = "\\A" in params.pattern or "\\Z" in params.pattern  # whole-text anchors: no prefilter
         prefilter = None if anchored else re.compile(params.pattern, re.IGNORECASE | re.MULTILINE)
-        runner = self.context.process_runner() if self.context else run_group
-        query = Query(regex, prefilter, target, base, rules, file_filter, self.timeout, runner)
+        query = Query(regex, prefilter, target, base, rules, file_filter, self.timeout, self.process_runner)
         backend = self._choose(target)
         keep = min(params.limit or output_limits(self)[0], output_limits(self)[0])
         try:

@@ -48,6 +48,7 @@ class NotRegularFile(OSError):
     def __init__(self, path: str | Path, mode: int) -> None:
         self.path = Path(path)
         self.what = file_type(mode)
+        self.is_folder = stat.S_ISDIR(mode)
         super().__init__(f"{path} is {self.what}, not a regular file")
 
 
@@ -97,6 +98,13 @@ def _check(path: str | Path, info: os.stat_result, max_bytes: int | None) -> Non
         raise FileTooLarge(path, info.st_size, max_bytes)
 
 
+def check_regular(path: str | Path, max_bytes: int | None = None) -> os.stat_result:
+    """``stat`` of the path, refused as ``read_regular_file`` refuses it (before anything opens it)."""
+    info = os.stat(path)
+    _check(path, info, max_bytes)
+    return info
+
+
 def read_regular_file(path: str | Path, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (links followed), at most ``max_bytes`` of them.
 
@@ -105,7 +113,7 @@ def read_regular_file(path: str | Path, max_bytes: int | None = None) -> bytes:
     The open is non-blocking and checked again on the open descriptor, so a FIFO put in place between
     the check and the open is refused rather than waited on.
     """
-    _check(path, os.stat(path), max_bytes)
+    check_regular(path, max_bytes)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)

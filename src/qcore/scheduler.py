@@ -219,7 +219,7 @@ class ToolScheduler:
                 return self._cancel(call, "Tool call cancelled by user.")
             if chosen.outcome is not ToolConfirmationOutcome.MODIFY_WITH_EDITOR:
                 break
-            modified = self._modified(call, tool, chosen)
+            modified = await self._modified(call, tool, chosen)
             if modified.state.terminal:
                 return modified
             call = modified
@@ -251,7 +251,7 @@ class ToolScheduler:
                 )
         return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
 
-    def _modified(self, call: ToolCall, tool: AnyTool, chosen: Decision) -> ToolCall:
+    async def _modified(self, call: ToolCall, tool: AnyTool, chosen: Decision) -> ToolCall:
         """The call with the user's own content in place of the model's proposal, to be asked about again."""
         modify = getattr(tool, "modified_params", None)
         if modify is None or chosen.new_content is None:
@@ -261,7 +261,7 @@ class ToolScheduler:
                 ToolErrorType.INVALID_TOOL_PARAMS,
             )
         try:
-            params = modify(call.params, chosen.new_content)
+            params = await modify(call.params, chosen.new_content)
         except ToolParamsError as error:
             return self._fail(call, f"The edited content cannot be used: {error}", error.error_type)
         return call.evolve(params=params, args=params.model_dump(), modified_by_user=True)

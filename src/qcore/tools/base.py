@@ -40,6 +40,7 @@ from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
 
 if TYPE_CHECKING:
+    from qcore.file_access import FileAccess
     from qcore.kernel import Kernel
     from qcore.permissions.sandbox import Sandbox
     from qcore.processes import ProcessRunner
@@ -112,6 +113,9 @@ class ToolContext:
     temp folder a tool may write to is ``workspace.temp_dir``.)"""
     session_state: SessionState | None = None
     """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
+    files: FileAccess | None = None
+    """Where ``read_file``, ``edit`` and ``write_file`` read and write; None: the disk. A front end that
+    holds the files (an editor's unsaved buffers) passes its own (``qcore.file_access``)."""
 
     def process_runner(self) -> ProcessRunner:
         if self.run_process is not None:
@@ -250,6 +254,15 @@ class BaseTool(Generic[P]):
         if self.context is None:
             raise RuntimeError(f"{self.name} needs a ToolContext with a workspace")
         return self.context.workspace
+
+    @property
+    def files(self) -> FileAccess:
+        """Where this tool reads and writes a file's text: the context's access, or the disk."""
+        if self.context is not None and self.context.files is not None:
+            return self.context.files
+        from qcore.file_access import DISK
+
+        return DISK
 
     @property
     def process_runner(self) -> ProcessRunner:

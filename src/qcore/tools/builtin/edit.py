@@ -62,9 +62,9 @@ class Edit(FileChangeTool[EditParams]):
         self.resolve_path(params.file_path)
         return None
 
-    def propose(self, params: EditParams) -> Proposal | ToolResult:
+    async def propose(self, params: EditParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = load_existing(path)
+        existing = await load_existing(path, self.files)
         if isinstance(existing, ToolResult):
             return existing
         old = params.old_string.replace("\r\n", "\n")
@@ -158,10 +158,10 @@ class Edit(FileChangeTool[EditParams]):
             note += "the file's own spelling.)"
         return Proposal(path, existing, updated, note.strip(), regions)
 
-    def modified_params(self, params: EditParams, content: str) -> EditParams:
+    async def modified_params(self, params: EditParams, content: str) -> EditParams:
         """The user's whole-file content in place of the model's replacement: the edit becomes
         "replace the current content with this", diffed and asked about again."""
-        existing = load_existing(self.resolve_path(params.file_path))
+        existing = await load_existing(self.resolve_path(params.file_path), self.files)
         current = existing.file.text if isinstance(existing, Existing) else ""
         new = content.replace("\r\n", "\n")
         return EditParams(file_path=params.file_path, old_string=current, new_string=new, replace_all=False)

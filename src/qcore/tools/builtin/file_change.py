@@ -1,7 +1,8 @@
 """What ``write_file`` and ``edit`` share: propose new content, show it as a diff, write it atomically.
 
 A tool computes a ``Proposal`` (or a failed ``ToolResult``) from its params; the question and the write both
-start from that one computation, re-read from disk each time. When the bytes read for the write are the
+start from that one computation, the file read afresh each time (from the disk, or through the front end's
+editor when it holds the files: ``qcore.file_access``). When the bytes read for the write are the
 ones the question was asked about, the write reuses the question's proposal and diff instead of matching
 and diffing again (for a big file those are most of the cost). Two checks keep a write from landing on a
 file that moved underneath it: the file must be as the model last read it, and as it was when the diff
@@ -24,15 +25,14 @@ from typing import TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.diffs import StructuredDiff, file_diff, structured_diff
+from qcore.file_access import DISK, FileAccess
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
     NotTextError,
     TextFile,
-    atomic_write,
     decode_text,
     format_size,
-    read_regular_file,
 )
 from qcore.permissions.protected import protection_reason
 from qcore.text_regions import Region
@@ -51,7 +51,7 @@ _TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or 
 
 @dataclass(frozen=True)
 class Existing:
-    """A file as it is on disk now: its decoded text and the exact bytes."""
+    """A file as it is now: its decoded text and the exact bytes."""
 
     file: TextFile
     data: bytes
@@ -79,18 +79,18 @@ class Proposal:
         return self.original.file.render(self.new_text, self.regions)
 
 
-def load_existing(path: Path) -> Existing | ToolResult | None:
+async def load_existing(path: Path, files: FileAccess = DISK) -> Existing | ToolResult | None:
     """The file, None when absent, or a failed result saying why it cannot be used."""
-    if path.is_dir():
-        return ToolResult.failure(
-            f"Path is a directory, not a file: {path}", ToolErrorType.TARGET_IS_DIRECTORY
-        )
     try:
-        data = read_regular_file(path, MAX_FILE_BYTES)
+        data = await files.read(path, MAX_FILE_BYTES)
         return Existing(decode_text(data), data)
     except FileNotFoundError:
         return None
     except NotRegularFile as error:
+        if error.is_folder:
+            return ToolResult.failure(
+                f"Path is a directory, not a file: {path}", ToolErrorType.TARGET_IS_DIRECTORY
+            )
         return ToolResult.failure(
             f"Refusing to change {path}: it is {error.what}, not a regular file (reading or writing it could "
             "block forever or act on a device). Only regular files can be edited.",
@@ -130,17 +130,17 @@ class _Shown:
     proposal: Proposal
     diff: StructuredDiff
 
-    def still_current(self) -> bool:
-        """Whether the file on disk now is byte for byte the one the proposal was made from (read as
-        bytes only: any doubt, such as an error, says no and the caller starts afresh)."""
+    async def still_current(self, files: FileAccess) -> bool:
+        """Whether the file now is byte for byte the one the proposal was made from (read as bytes
+        only: any doubt, such as an error, says no and the caller starts afresh)."""
         before = self.proposal.original
         try:
             if self.proposal.path.is_dir():
                 return False
-            now = read_regular_file(self.proposal.path, MAX_FILE_BYTES)
+            now = await files.read(self.proposal.path, MAX_FILE_BYTES)
         except FileNotFoundError:
             return before is None
-        except OSError:
+        except (OSError, NotTextError):
             return False
         return before is not None and now == before.data
 
@@ -155,7 +155,8 @@ class FileChangeTool(BaseTool[P]):
         self._shown: dict[int, _Shown] = {}
         """Per call (the params object): the proposal and diff last shown for it."""
 
-    def propose(self, params: P) -> Proposal | ToolResult:
+    async def propose(self, params: P) -> Proposal | ToolResult:
+        """The change ``params`` ask for, computed from the file as ``self.files`` reads it now."""
         raise NotImplementedError
 
     def success_message(self, proposal: Proposal) -> str:
@@ -173,8 +174,8 @@ class FileChangeTool(BaseTool[P]):
             ToolErrorType.EDIT_PREPARATION_FAILURE,
         )
 
-    def _prepare(self, params: P) -> Proposal | ToolResult:
-        proposal = self.propose(params)
+    async def _prepare(self, params: P) -> Proposal | ToolResult:
+        proposal = await self.propose(params)
         if isinstance(proposal, ToolResult):
             return proposal
         if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
@@ -187,7 +188,7 @@ class FileChangeTool(BaseTool[P]):
         return protection_reason(path, root)
 
     async def should_confirm_execute(self, params: P, signal: AbortSignal) -> EditConfirmation | None:
-        proposal = self._prepare(params)
+        proposal = await self._prepare(params)
         if isinstance(proposal, ToolResult):
             return None  # nothing to ask: execute reports the failure
         diff = structured_diff(proposal.old_text, proposal.new_text, regions=proposal.regions)
@@ -212,12 +213,12 @@ class FileChangeTool(BaseTool[P]):
             shown = None  # another call's entry under a reused id
         proposal: Proposal | ToolResult
         diff: StructuredDiff | None = None
-        if shown is not None and shown.still_current():
+        if shown is not None and await shown.still_current(self.files):
             proposal, diff = shown.proposal, shown.diff
             if failure := self._changed_since_read(proposal):
                 return failure
         else:
-            proposal = self._prepare(params)
+            proposal = await self._prepare(params)
             if isinstance(proposal, ToolResult):
                 return proposal
             if shown is not None:
@@ -229,8 +230,9 @@ class FileChangeTool(BaseTool[P]):
         data = proposal.new_bytes()
         if len(data) > MAX_FILE_BYTES:
             return _too_large_result(proposal.path, len(data))
+        encoding = proposal.original.file.encoding if proposal.original else "utf-8"
         try:
-            atomic_write(proposal.path, data)
+            await self.files.write(proposal.path, data, encoding)
         except OSError as error:
             kind = _WRITE_ERRORS.get(error.errno or 0, ToolErrorType.FILE_WRITE_FAILURE)
             return ToolResult.failure(_write_failure(proposal.path, error), kind)

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.file_access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
@@ -104,9 +105,14 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         fact = fact if len(fact) <= 80 else fact[:77] + "..."
         return f"Remember ({params.scope}): {fact}"
 
-    def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
+    @property
+    def files(self) -> FileAccess:
+        """The memory files live outside the workspace, where no editor holds them: always the disk."""
+        return DISK
+
+    async def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
         path = self.memory_path(params.scope)
-        existing = load_existing(path)
+        existing = await load_existing(path)
         if isinstance(existing, ToolResult):
             return existing
         return Proposal(path, existing, add_memory(existing.file.text if existing else "", params.fact))

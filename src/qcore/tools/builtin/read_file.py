@@ -4,6 +4,8 @@ and PDFs as parts the model can see; binary files named, not dumped.
 Lines are returned exactly as they are on disk (Qwen Code trims trailing whitespace, which later makes the
 model's ``old_string`` miss). Reading records what the model saw, for the stale-file check in edits.
 Only regular files are read: a FIFO or a device is refused before it is opened (``read_regular_file``).
+Where the front end holds the files (an editor over ACP, ``ToolContext.files``), the disk still decides
+what a file is and the lines of a text file come from the editor, unsaved changes included.
 
 Paging a large file does not re-read it. The first read of a text file over ``INDEX_MIN_BYTES`` reads it
 whole, as any read does, and also notes where every ``INDEX_STRIDE``-th line starts (``LineIndex``). While
@@ -222,26 +224,14 @@ class ReadFile(BaseTool[ReadFileParams]):
                 ToolErrorType.TARGET_IS_DIRECTORY,
             )
         try:
-            paged = self._page_from_index(path, params, shown)
-            if paged is not None:
-                return paged
+            if not self.files.holds_buffers:
+                paged = self._page_from_index(path, params, shown)
+                if paged is not None:
+                    return paged
             info = os.stat(path)
             data = read_regular_file(path, MAX_FILE_BYTES)
-        except NotRegularFile as error:
-            return ToolResult.failure(
-                f"Refusing to read {path}: it is {error.what}, not a regular file (reading it could block "
-                "forever or never end).",
-                ToolErrorType.READ_CONTENT_FAILURE,
-            )
-        except FileTooLarge as error:
-            return ToolResult.failure(
-                f"File size exceeds the 20MB limit: {path} is {error.size} bytes.",
-                ToolErrorType.FILE_TOO_LARGE,
-            )
         except OSError as error:
-            return ToolResult.failure(
-                f"Could not read {path}: {error.strerror or error}", ToolErrorType.READ_CONTENT_FAILURE
-            )
+            return _read_failure(path, error)
         size = len(data)
         mime = None if path.suffix.lower() in TEXT_SUFFIXES else mimetypes.guess_type(path.name)[0]
         if mime in MEDIA_TYPES:
@@ -258,14 +248,19 @@ class ReadFile(BaseTool[ReadFileParams]):
             return ToolResult(
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
+        buffered = self.files.holds_buffers
         try:
+            if buffered:  # the disk said text; the words are the editor's, unsaved changes and all
+                data = await self.files.read(path, MAX_FILE_BYTES)
             decoded = decode_text(data)
+        except OSError as error:
+            return _read_failure(path, error)
         except NotTextError:
             return ToolResult(
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
         index = None
-        if size >= INDEX_MIN_BYTES and file_identity(info) == file_identity(os.stat(path)):
+        if not buffered and size >= INDEX_MIN_BYTES and file_identity(info) == file_identity(os.stat(path)):
             index = LineIndex.build(info, data, decoded)  # not when the file changed while it was read
         self._keep_index(path, index)
         if self.context is not None:
@@ -307,3 +302,19 @@ class ReadFile(BaseTool[ReadFileParams]):
             note = " (truncated)" if cut_by_budget else ""
             return ToolResult(header + body, f"Read lines {start + 1}-{end} of {total} from {shown}{note}")
         return ToolResult(body, "")
+
+
+def _read_failure(path: Path, error: OSError) -> ToolResult:
+    if isinstance(error, NotRegularFile):
+        return ToolResult.failure(
+            f"Refusing to read {path}: it is {error.what}, not a regular file (reading it could block "
+            "forever or never end).",
+            ToolErrorType.READ_CONTENT_FAILURE,
+        )
+    if isinstance(error, FileTooLarge):
+        return ToolResult.failure(
+            f"File size exceeds the 20MB limit: {path} is {error.size} bytes.", ToolErrorType.FILE_TOO_LARGE
+        )
+    return ToolResult.failure(
+        f"Could not read {path}: {error.strerror or error}", ToolErrorType.READ_CONTENT_FAILURE
+    )

@@ -36,9 +36,9 @@ class WriteFile(FileChangeTool[WriteFileParams]):
     def get_description(self, params: WriteFileParams) -> str:
         return f"Write {self.workspace.relative(self.resolve_path(params.file_path))}"
 
-    def propose(self, params: WriteFileParams) -> Proposal | ToolResult:
+    async def propose(self, params: WriteFileParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = load_existing(path)
+        existing = await load_existing(path, self.files)
         if isinstance(existing, ToolResult):
             return existing
         content = params.content.replace("\r\n", "\n") if existing else params.content
@@ -59,7 +59,7 @@ class WriteFile(FileChangeTool[WriteFileParams]):
             notes.append("The file ends with a newline, so one was kept at the end.")
         return Proposal(path, existing, content, " ".join(notes))
 
-    def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:
+    async def modified_params(self, params: WriteFileParams, content: str) -> WriteFileParams:
         """The user's own content in place of the model's (from the editor in the approval dialog)."""
         return WriteFileParams(file_path=params.file_path, content=content)
 

@@ -1,0 +1,175 @@
+"""read_file, edit and write_file through a front end's editor (``EditorFiles``): the editor's unsaved
+text is what is read, changed and written, and every check that holds on disk holds there too."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qcore.abort import AbortSignal
+from qcore.file_access import EditorFiles
+from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.memory import SaveMemory
+from qcore.tools.builtin.read_file import ReadFile
+from qcore.tools.builtin.write_file import WriteFile
+from qcore.tools.results import ToolErrorType
+from qcore.workspace import Workspace
+
+
+class Editor:
+    """An editor's buffers: open files hold their own text; the rest is read from disk when opened.
+    Saving writes the buffer to disk, as Zed does on ``fs/write_text_file``."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[Path, str] = {}
+        self.reads: list[Path] = []
+        self.writes: list[Path] = []
+        self.refuse: str | None = None
+
+    async def read_text(self, path: Path) -> str:
+        self.reads.append(path)
+        if self.refuse:
+            raise OSError(5, self.refuse)
+        if path not in self.buffers:
+            self.buffers[path] = path.read_bytes().decode("utf-8", errors="replace")
+        return self.buffers[path]
+
+    async def write_text(self, path: Path, text: str) -> None:
+        self.writes.append(path)
+        self.buffers[path] = text
+        path.write_text(text, newline="")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def editor() -> Editor:
+    return Editor()
+
+
+@pytest.fixture
+def context(root: Path, editor: Editor) -> ToolContext:
+    return ToolContext(Workspace([root]), files=EditorFiles(editor.read_text, editor.write_text))
+
+
+async def ask_and_run(tool, raw):  # type: ignore[no-untyped-def]
+    params = tool.build(raw)
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    return question, await tool.execute(params, AbortSignal())
+
+
+async def test_read_file_sees_the_unsaved_buffer_and_pages_it(
+    root: Path, context: ToolContext, editor: Editor
+):
+    target = root / "a.py"
+    target.write_text("on disk\n")
+    editor.buffers[target] = "".join(f"unsaved {n}\n" for n in range(1, 101))
+    result = await ReadFile(context).execute(
+        ReadFile(context).build({"absolute_path": "a.py", "offset": 10, "limit": 2}), AbortSignal()
+    )
+    assert result.text().startswith("Showing lines 11-12 of 100 total lines.")
+    assert result.text().endswith("unsaved 11\nunsaved 12")
+
+
+async def test_an_edit_reads_and_writes_the_buffer(root: Path, context: ToolContext, editor: Editor) -> None:
+    target = root / "a.py"
+    target.write_text("x = 1\n")
+    editor.buffers[target] = "x = 1\ny = 2\r\nz = 3\r\n"  # unsaved lines, with the buffer's own endings
+    question, result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 20"}
+    )
+    assert question is not None and question.original_content == "x = 1\ny = 2\nz = 3\n"
+    assert result.ok, result.text()
+    assert editor.writes == [target]
+    assert editor.buffers[target] == "x = 1\ny = 20\r\nz = 3\r\n"
+    assert target.read_bytes().decode() == editor.buffers[target]  # what the editor saved
+
+
+async def test_a_buffer_changed_after_the_read_is_not_overwritten(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "a.py"
+    target.write_text("a = 1\n")
+    read = ReadFile(context)
+    assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    editor.buffers[target] = "a = 1\nb = 2\n"  # the user types in the editor, disk unchanged
+    _, result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
+    )
+    assert result.error and "has changed since you last read it" in result.error.message
+    assert editor.writes == [] and editor.buffers[target] == "a = 1\nb = 2\n"
+
+
+async def test_a_buffer_changed_while_the_question_is_open_is_not_overwritten(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "a.py"
+    target.write_text("a = 1\n")
+    tool = Edit(context)
+    params = tool.build({"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 2"})
+    assert await tool.should_confirm_execute(params, AbortSignal()) is not None
+    editor.buffers[target] = "a = 1\n# typed while the diff was shown\n"
+    result = await tool.execute(params, AbortSignal())
+    assert result.error and "changed after the diff was shown" in result.error.message
+    assert editor.writes == []
+
+
+async def test_special_and_oversized_files_never_reach_the_editor(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    os.mkfifo(root / "pipe")
+    (root / "big.txt").write_bytes(b"x" * (20 * 1024 * 1024 + 1))
+    (root / "blob.bin").write_bytes(b"\x00\x01" * 100)
+    read = ReadFile(context)
+    fifo = await read.execute(read.build({"absolute_path": "pipe"}), AbortSignal())
+    assert fifo.error and "FIFO" in fifo.error.message
+    big = await read.execute(read.build({"absolute_path": "big.txt"}), AbortSignal())
+    assert big.error and big.error.type is ToolErrorType.FILE_TOO_LARGE
+    binary = await read.execute(read.build({"absolute_path": "blob.bin"}), AbortSignal())
+    assert binary.text() == "Cannot display content of binary file: blob.bin"
+    _, edit = await ask_and_run(Edit(context), {"file_path": "pipe", "old_string": "a", "new_string": "b"})
+    assert edit.error and "not a regular file" in edit.error.message
+    _, folder = await ask_and_run(Edit(context), {"file_path": ".", "old_string": "a", "new_string": "b"})
+    assert folder.error and folder.error.type is ToolErrorType.TARGET_IS_DIRECTORY
+    assert editor.reads == [] and editor.writes == []
+
+
+async def test_an_editor_refusal_is_reported_and_nothing_is_written(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    (root / "a.py").write_text("a = 1\n")
+    editor.refuse = "the buffer could not be opened"
+    question, result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 2"}
+    )
+    assert question is None
+    assert result.error and result.error.type is ToolErrorType.READ_CONTENT_FAILURE
+    assert "the buffer could not be opened" in result.error.message
+    assert editor.writes == [] and (root / "a.py").read_text() == "a = 1\n"
+
+
+async def test_a_new_file_is_written_by_the_editor_with_its_folders(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    question, result = await ask_and_run(
+        WriteFile(context), {"file_path": "pkg/new.py", "content": "n = 1\n"}
+    )
+    assert question is not None and question.original_content is None
+    assert result.ok and editor.writes == [root / "pkg" / "new.py"]
+    assert editor.reads == []  # absent on disk: nothing to ask the editor for
+    assert (root / "pkg" / "new.py").read_text() == "n = 1\n"
+
+
+async def test_memory_stays_on_disk(
+    tmp_path: Path, context: ToolContext, editor: Editor, monkeypatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    tool = SaveMemory(context)
+    result = await tool.save_directly("tabs are four spaces")
+    assert result.ok and editor.reads == [] and editor.writes == []

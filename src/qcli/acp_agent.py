@@ -43,6 +43,7 @@ from acp.schema import (
 )
 
 from qcli import acp_updates as updates
+from qcli.acp_host import ClientHost
 from qcli.acp_session import AUTH_REQUIRED, AcpSession
 from qcli.hints import error_hint
 from qcli.run import NO_MODEL, Launch, build_session, held_back_report, prepare
@@ -186,15 +187,18 @@ class QcliAgent:
                 -32603,
                 f"{files} cannot be read, so its rules (deny rules too) would be left out. Fix it first.",
             )
+        host = ClientHost(self.client, self.capabilities)
         try:
-            session = await asyncio.to_thread(build_session, launch, llm, None)
+            session = await asyncio.to_thread(
+                build_session, launch, llm, None, files=host.files(), shell_runner=host.shell_runner()
+            )
         except (SessionFileError, SessionNotFound) as error:
             raise (
                 RequestError.resource_not_found(resume_id)
                 if isinstance(error, SessionNotFound)
                 else RequestError(-32603, f"Cannot go on with session {resume_id}: {error}")
             ) from error
-        opened = AcpSession(self.client, session)
+        opened = AcpSession(self.client, session, host)
         session.scheduler.approver = opened  # every question goes to the client
         self.sessions[opened.id] = opened
         opened.start()

@@ -26,10 +26,12 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
     Usage,
+    UsageUpdate,
     UserMessageChunk,
 )
 
 from qcli import acp_updates as updates
+from qcli.acp_host import ClientHost
 from qcli.commands import find_command, run_command
 from qcli.hints import with_hint
 from qcore.abort import AbortSignal
@@ -38,6 +40,7 @@ from qcore.events import (
     ApprovalModeChanged,
     AssistantReasoningDelta,
     AssistantTextDelta,
+    ContextUpdated,
     ErrorOccurred,
     Event,
     LoopDetected,
@@ -60,6 +63,8 @@ STOP_REASONS: dict[str, Any] = {
     "cancelled": "cancelled",
     "max_turns": "max_turn_requests",
 }
+Update = SessionUpdate | UsageUpdate
+"""What ``session/update`` carries (the SDK's helper union predates ``usage_update``)."""
 AUTH_REQUIRED = -32000
 """ACP's code for missing or refused credentials."""
 
@@ -67,12 +72,19 @@ AUTH_REQUIRED = -32000
 class AcpSession:
     """A qcore session seen through ACP; also its ``Approver`` and the ``CommandHost`` of slash commands."""
 
-    def __init__(self, client: Client, session: Session) -> None:
+    def __init__(self, client: Client, session: Session, host: ClientHost | None = None) -> None:
         self.client = client
         self.session = session
         self.id = session.session_id
+        if host is not None:
+            host.session_id = self.id
+            host.on_terminal = self._on_terminal
+        self._shell_call: str | None = None
+        """The shell call running now (one at a time: commands never run side by side)."""
+        self._terminals: dict[str, str] = {}
+        """Per call: the client terminal its command runs in."""
         self.stats = SessionStats()
-        self._queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
+        self._queue: asyncio.Queue[Update] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._started: set[str] = set()
         """Calls the client has a card for."""
@@ -90,7 +102,7 @@ class AcpSession:
             )
             self.session.start()
 
-    def send(self, update: SessionUpdate) -> None:
+    def send(self, update: Update) -> None:
         self._queue.put_nowait(update)
 
     async def flush(self) -> None:
@@ -150,6 +162,8 @@ class AcpSession:
             self.send(
                 CurrentModeUpdate(session_update="current_mode_update", current_mode_id=event.mode.value)
             )
+        elif isinstance(event, ContextUpdated) and event.window:
+            self.send(UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window))
         elif isinstance(event, ErrorOccurred):
             self._error = event
             _log.warning("session %s: %s (%s)", self.id, event.message, event.kind)
@@ -163,16 +177,37 @@ class AcpSession:
         elif isinstance(event, ToolSourceUpdate) and event.state in ("failed", "problem"):
             _log.warning("%s: %s", event.source, event.detail)
 
+    def _on_terminal(self, terminal_id: str) -> None:
+        call_id = self._shell_call
+        if call_id is None:
+            _log.warning("terminal %s started outside a shell call", terminal_id)
+            return
+        self._terminals[call_id] = terminal_id
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                content=[updates.terminal(terminal_id)],
+            )
+        )
+
     def _on_call(self, call: ToolCall) -> None:
         if call.state is ToolCallState.VALIDATING:
             return  # the tool, its kind and its title are known from the next state on
+        if call.tool_name == "run_shell_command":
+            running = call.state is ToolCallState.EXECUTING
+            if running or self._shell_call == call.call_id:
+                self._shell_call = call.call_id if running else None
         locations = self._locations(call)
         if call.call_id not in self._started:
             self._started.add(call.call_id)
             self.send(updates.start(call, locations))
             if not call.state.terminal:
                 return
-        self.send(updates.progress(call, locations))
+        terminal = self._terminals.get(call.call_id)
+        if call.state.terminal:
+            self._terminals.pop(call.call_id, None)
+        self.send(updates.progress(call, locations, terminal))
         result = call.result
         if (
             call.state is ToolCallState.SUCCESS

@@ -145,10 +145,21 @@ def start(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallStart:
     )
 
 
-def progress(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallProgress:
-    """A later state of a call: its status, and once finished what it shows (or why it failed)."""
+def terminal(terminal_id: str) -> TerminalToolCallContent:
+    return TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
+def progress(
+    call: ToolCall, locations: list[ToolCallLocation], terminal_id: str | None = None
+) -> ToolCallProgress:
+    """A later state of a call: its status, and once finished what it shows (or why it failed). A call
+    that runs in the client's terminal (``terminal_id``) keeps showing it, and why it failed if it did."""
     content: list[Content] | None = None
-    if call.state.terminal:
+    if terminal_id is not None:
+        content = [terminal(terminal_id)]
+        if call.state.terminal and call.state is not ToolCallState.SUCCESS:
+            content.append(text(call.response_text()))
+    elif call.state.terminal:
         result = call.result
         if call.state is ToolCallState.SUCCESS and result is not None:
             details = call.confirmation

@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qcli.demo import DEMO_PROMPT
 from qcli.headless import HeadlessPrinter, run_headless
@@ -34,6 +34,10 @@ from qcore.session_state import SessionFileError
 from qcore.sessions import SessionStore
 from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
 from qcore.workspace import Workspace, project_root
+
+if TYPE_CHECKING:
+    from qcore.file_access import FileAccess
+    from qcore.shell_runner import ShellRunner
 
 DEFAULT_MODEL = "qwen3-coder-plus"
 
@@ -231,9 +235,11 @@ def build_session(
     events: EventBus | None = None,
     *,
     saved: bool = True,
+    files: FileAccess | None = None,
+    shell_runner: ShellRunner | None = None,
 ) -> Session:
     """The session for ``launch``; ``saved``: its events go to the project's session files (the demo's
-    scratch copy keeps none)."""
+    scratch copy keeps none). ``files`` and ``shell_runner``: the front end's own (an ACP client's)."""
     state = None
     if saved and not launch.demo:
         store = SessionStore(launch.cwd)
@@ -249,6 +255,8 @@ def build_session(
         rule_store=SettingsRuleStore(launch.cwd),
         events=events,
         state=state,
+        files=files,
+        shell_runner=shell_runner,
     )
     launch.problems.extend(problems)
     launch.problems.extend(sandbox_warnings(detect_sandbox(), launch.settings.tools.sandbox))

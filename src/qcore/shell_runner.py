@@ -64,8 +64,9 @@ class ShellResult:
     exit_code: int | None
     signal: str | None
     """The signal that ended the shell, e.g. "SIGTERM"; None when it exited by itself."""
-    pid: int
-    pgid: int
+    pid: int | None
+    pgid: int | None
+    """None when the command ran where its process is not ours to see (a client's terminal)."""
     total_bytes: int
     """Every byte the command wrote, kept or not."""
     timed_out: bool = False

@@ -17,6 +17,7 @@ from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
     AvailableCommandsUpdate,
+    ClientCapabilities,
     DeniedOutcome,
     FileEditToolCallContent,
     PermissionOption,
@@ -77,7 +78,7 @@ def pick(kind: str) -> Choose:
 
 @asynccontextmanager
 async def agent(
-    workdir: Workdir, client: RecordingClient, **env: str
+    workdir: Workdir, client: RecordingClient, capabilities: ClientCapabilities | None = None, **env: str
 ) -> AsyncIterator[acp.core.ClientSideConnection]:
     with (workdir.home / "agent-stderr.txt").open("ab") as stderr:
         async with acp.spawn_agent_process(
@@ -88,7 +89,9 @@ async def agent(
             env=env or workdir.env(),
             transport_kwargs={"stderr": stderr},
         ) as (connection, _process):
-            await connection.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            await connection.initialize(
+                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities
+            )
             yield connection
 
 

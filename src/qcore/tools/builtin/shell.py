@@ -297,7 +297,7 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             f"Exit Code: {'(none)' if exit_code is None else exit_code}",
             f"Signal: {(result.signal if result else None) or '(none)'}",
             f"Background PIDs: {pids or '(none)'}",
-            f"Process Group PGID: {result.pgid if result else '(none)'}",
+            f"Process Group PGID: {result.pgid if result and result.pgid is not None else '(none)'}",
         ]
         return "\n".join(lines)
 

@@ -1,0 +1,214 @@
+"""What an ACP client lends the engine: its editor's files (``fs/*``) and its terminals (``terminal/*``).
+
+Each is used only where the client said at ``initialize`` that it offers it; otherwise the engine's own
+file tools and runner do the work. The safety does not move with the work:
+
+- Files: ``qcore.file_access.EditorFiles`` asks the disk what a path is before the editor is asked for
+  it, and the tools keep containment, the stale-file check and the shown-diff check on the editor's text.
+- Commands: a command the user approved (or a rule allowed) runs in the client's terminal, shown live in
+  its card. A command that runs confined does not: the sandbox hands its seccomp program to bubblewrap
+  as an inherited descriptor, which a process the client starts cannot have, so read-only commands that
+  run unasked (and every command under ``tools.sandbox``) run here as they always do. Background
+  commands run here too, since the model reads their output from a log file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acp import Client, RequestError
+from acp.schema import ClientCapabilities, EnvVariable
+
+from qcore.abort import AbortSignal
+from qcore.file_access import EditorFiles
+from qcore.shell_runner import (
+    DEFAULT_ENV,
+    BackgroundProcess,
+    OutputListener,
+    ShellResult,
+    SubprocessShellRunner,
+)
+
+if TYPE_CHECKING:
+    from qcore.permissions.sandbox import Sandbox, SandboxProfile
+
+_log = logging.getLogger("qcli.acp")
+
+OUTPUT_BYTE_LIMIT = 2 << 20
+"""What the client keeps of a command's output (its end), as much as the local runner keeps."""
+KILL_WAIT_SECONDS = 5.0
+"""How long a killed terminal's command may take to be reported gone before it is released anyway."""
+TERMINAL_ENV = {name: value for name, value in DEFAULT_ENV.items() if name != "TERM"}
+"""No pager, prompt or editor may wait for input; the client's terminal is a real one, so TERM is its own."""
+
+
+def reason(error: BaseException) -> str:
+    """A client's refusal as one readable phrase (JSON-RPC errors carry the detail in ``data``)."""
+    if isinstance(error, RequestError):
+        data: Any = error.data
+        detail = data.get("details") or data.get("message") if isinstance(data, dict) else data
+        return f"{error}: {detail}" if detail else str(error)
+    return str(error) or type(error).__name__
+
+
+class ClientHost:
+    """One session's view of the client: what it offers, and the session id its requests carry (known
+    once the session is built, so it is set after)."""
+
+    def __init__(self, client: Client, capabilities: ClientCapabilities) -> None:
+        self.client = client
+        self.capabilities = capabilities
+        self.session_id = ""
+        self.on_terminal: Callable[[str], None] = lambda terminal_id: None
+        """Told each terminal a command starts in, so the running call's card can show it."""
+
+    def files(self) -> EditorFiles | None:
+        fs = self.capabilities.fs
+        reads, writes = bool(fs and fs.read_text_file), bool(fs and fs.write_text_file)
+        if not (reads or writes):
+            return None
+        return EditorFiles(self._read_text if reads else None, self._write_text if writes else None)
+
+    def shell_runner(self, sandbox: Sandbox | None = None) -> ClientTerminalRunner | None:
+        if not self.capabilities.terminal:
+            return None
+        return ClientTerminalRunner(self, SubprocessShellRunner(sandbox=sandbox))
+
+    async def _read_text(self, path: Path) -> str:
+        try:
+            response = await self.client.read_text_file(session_id=self.session_id, path=str(path))
+        except Exception as error:
+            raise OSError(errno.EIO, f"the editor could not read it ({reason(error)})") from error
+        return response.content
+
+    async def _write_text(self, path: Path, text: str) -> None:
+        try:
+            await self.client.write_text_file(session_id=self.session_id, path=str(path), content=text)
+        except Exception as error:
+            raise OSError(errno.EIO, f"the editor could not write it ({reason(error)})") from error
+
+
+class ClientTerminalRunner:
+    """A ``ShellRunner`` that runs approved, unconfined commands in the client's terminals."""
+
+    def __init__(self, host: ClientHost, local: SubprocessShellRunner) -> None:
+        self.host = host
+        self.local = local
+        """Runs what the client's terminal must not: confined and background commands."""
+        self._open: set[str] = set()
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self.local.sandbox
+
+    async def run(
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        time_limit: float | None = None,
+        signal: AbortSignal | None = None,
+        on_output: OutputListener | None = None,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
+    ) -> ShellResult:
+        if sandbox_profile is not None:
+            return await self.local.run(
+                command,
+                cwd,
+                time_limit=time_limit,
+                signal=signal,
+                on_output=on_output,
+                sandbox_profile=sandbox_profile,
+                writable=writable,
+            )
+        client, session_id = self.host.client, self.host.session_id
+        try:
+            created = await client.create_terminal(
+                session_id=session_id,
+                command="bash",
+                args=["-c", f"exec </dev/null\n{command}"],  # no input, as the tool promises the model
+                env=[EnvVariable(name=name, value=value) for name, value in TERMINAL_ENV.items()],
+                cwd=str(cwd),
+                output_byte_limit=OUTPUT_BYTE_LIMIT,
+            )
+        except Exception as error:
+            raise OSError(errno.EIO, f"the editor could not start a terminal ({reason(error)})") from error
+        terminal = created.terminal_id
+        self._open.add(terminal)
+        self.host.on_terminal(terminal)
+        try:
+            return await self._follow(terminal, time_limit, signal or AbortSignal())
+        finally:
+            await self._release(terminal)
+
+    async def _follow(self, terminal: str, time_limit: float | None, signal: AbortSignal) -> ShellResult:
+        client, session_id = self.host.client, self.host.session_id
+        timed_out = False
+        try:
+            status = await asyncio.wait_for(
+                signal.race(client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal)),
+                time_limit,
+            )
+        except TimeoutError:
+            status, timed_out = None, True
+        except Exception as error:
+            raise OSError(errno.EIO, f"the editor's terminal failed ({reason(error)})") from error
+        if status is None:  # cancelled or out of time: the client ends it, and says how
+            with contextlib.suppress(Exception):
+                await client.kill_terminal(session_id=session_id, terminal_id=terminal)
+            with contextlib.suppress(Exception):
+                status = await asyncio.wait_for(
+                    client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal),
+                    KILL_WAIT_SECONDS,
+                )
+        try:
+            output = await client.terminal_output(session_id=session_id, terminal_id=terminal)
+        except Exception as error:
+            raise OSError(errno.EIO, f"the editor's terminal output was lost ({reason(error)})") from error
+        text = output.output
+        if output.truncated:
+            text = f"[... the start of the output was cut at the editor's {OUTPUT_BYTE_LIMIT >> 20} MiB limit ...]\n{text}"
+        exited = output.exit_status or status
+        return ShellResult(
+            output=text,
+            exit_code=exited.exit_code if exited else None,
+            signal=exited.signal if exited else None,
+            pid=None,
+            pgid=None,
+            total_bytes=len(output.output.encode()),
+            timed_out=timed_out,
+            cancelled=signal.aborted and not timed_out,
+        )
+
+    async def _release(self, terminal: str) -> None:
+        """The client ends the command if it still runs, and keeps showing its output in the card."""
+        self._open.discard(terminal)
+        try:
+            await self.host.client.release_terminal(session_id=self.host.session_id, terminal_id=terminal)
+        except Exception as error:
+            _log.warning("terminal/release %s failed: %s", terminal, reason(error))
+
+    async def start_background(
+        self,
+        command: str,
+        cwd: Path,
+        log_path: Path,
+        *,
+        sandbox_profile: SandboxProfile | None = None,
+        writable: Sequence[Path] = (),
+    ) -> BackgroundProcess:
+        return await self.local.start_background(
+            command, cwd, log_path, sandbox_profile=sandbox_profile, writable=writable
+        )
+
+    async def aclose(self) -> None:
+        for terminal in list(self._open):
+            await self._release(terminal)
+        await self.local.aclose()

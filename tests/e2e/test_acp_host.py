@@ -271,3 +271,22 @@ async def test_without_the_capabilities_the_agent_uses_its_own_files_and_runner(
     assert NEW in Path(app).read_text()
     assert client.reads == [] and client.writes == [] and client.terminals == {}
     assert "Output: here" in tool_messages(workdir)[-1]
+
+
+async def test_a_command_past_its_time_limit_is_killed_in_the_terminal(workdir: Workdir) -> None:
+    workdir.server.script.extend(
+        [
+            Reply.call("run_shell_command", command="echo started; exec sleep 30", timeout=1500),
+            Reply(text="Ok."),
+        ]
+    )
+    client = EditorClient(pick("allow_once"))
+    started = time.monotonic()
+    async with agent(workdir, client, EDITOR) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("wait"))
+    assert time.monotonic() - started < 20
+    [terminal] = client.terminals.values()
+    assert terminal.process.returncode is not None and terminal.released
+    [report] = tool_messages(workdir)
+    assert "timed out after 1500 ms" in report and "started" in report

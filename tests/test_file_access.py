@@ -55,7 +55,7 @@ def editor() -> Editor:
 
 @pytest.fixture
 def context(root: Path, editor: Editor) -> ToolContext:
-    return ToolContext(Workspace([root]), files=EditorFiles(editor.read_text, editor.write_text))
+    return ToolContext(Workspace([root]), file_access=EditorFiles(editor.read_text, editor.write_text))
 
 
 async def ask_and_run(tool, raw):  # type: ignore[no-untyped-def]

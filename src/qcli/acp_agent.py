@@ -190,7 +190,7 @@ class QcliAgent:
         host = ClientHost(self.client, self.capabilities)
         try:
             session = await asyncio.to_thread(
-                build_session, launch, llm, None, files=host.files(), shell_runner=host.shell_runner()
+                build_session, launch, llm, None, file_access=host.files(), shell_runner=host.shell_runner()
             )
         except (SessionFileError, SessionNotFound) as error:
             raise (

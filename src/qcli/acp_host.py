@@ -174,7 +174,8 @@ class ClientTerminalRunner:
             raise OSError(errno.EIO, f"the editor's terminal output was lost ({reason(error)})") from error
         text = output.output
         if output.truncated:
-            text = f"[... the start of the output was cut at the editor's {OUTPUT_BYTE_LIMIT >> 20} MiB limit ...]\n{text}"
+            limit = OUTPUT_BYTE_LIMIT >> 20
+            text = f"[... the start of the output was cut at the editor's {limit} MiB limit ...]\n{text}"
         exited = output.exit_status or status
         return ShellResult(
             output=text,
@@ -189,6 +190,8 @@ class ClientTerminalRunner:
 
     async def _release(self, terminal: str) -> None:
         """The client ends the command if it still runs, and keeps showing its output in the card."""
+        if terminal not in self._open:
+            return  # released already (the session closed while it ran)
         self._open.discard(terminal)
         try:
             await self.host.client.release_terminal(session_id=self.host.session_id, terminal_id=terminal)

@@ -235,11 +235,11 @@ def build_session(
     events: EventBus | None = None,
     *,
     saved: bool = True,
-    files: FileAccess | None = None,
+    file_access: FileAccess | None = None,
     shell_runner: ShellRunner | None = None,
 ) -> Session:
     """The session for ``launch``; ``saved``: its events go to the project's session files (the demo's
-    scratch copy keeps none). ``files`` and ``shell_runner``: the front end's own (an ACP client's)."""
+    scratch copy keeps none). ``file_access`` and ``shell_runner``: the front end's own (an ACP client's)."""
     state = None
     if saved and not launch.demo:
         store = SessionStore(launch.cwd)
@@ -255,7 +255,7 @@ def build_session(
         rule_store=SettingsRuleStore(launch.cwd),
         events=events,
         state=state,
-        files=files,
+        file_access=file_access,
         shell_runner=shell_runner,
     )
     launch.problems.extend(problems)

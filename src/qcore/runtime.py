@@ -78,7 +78,7 @@ def create_session(
     cwd: Path | None = None,
     home: Path | None = None,
     state: SessionState | None = None,
-    files: FileAccess | None = None,
+    file_access: FileAccess | None = None,
     shell_runner: ShellRunner | None = None,
 ) -> tuple[Session, list[str]]:
     """A ready session for ``workspace``; the list holds tool problems to show the user.
@@ -86,13 +86,18 @@ def create_session(
     ``rules`` come from ``rules_from_settings`` and ``rules_from_flags``; with a ``rule_store`` the
     user's "always, for this project / for me" answers are saved to those settings files. ``state`` is
     where the session keeps (and saves) what it knows: a new one from ``SessionStore.new_state``, or a
-    saved one to go on with; without it the session lives in memory only. ``files`` and ``shell_runner``
-    are a front end's own ways to reach files and run commands (an editor's buffers and terminals).
+    saved one to go on with; without it the session lives in memory only. ``file_access`` and
+    ``shell_runner`` are a front end's own ways to reach files and run commands (an editor's buffers and
+    terminals).
     """
     if state is None:
         state = SessionState.new(uuid.uuid4().hex, workspace.root, llm.model)
     context = ToolContext(
-        workspace=workspace, settings=settings, session_state=state, files=files, shell_runner=shell_runner
+        workspace=workspace,
+        settings=settings,
+        session_state=state,
+        file_access=file_access,
+        shell_runner=shell_runner,
     )
     setup = build_tools(context, settings, plugins=plugins)
     names = settings.context.file_name

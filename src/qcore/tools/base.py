@@ -113,7 +113,7 @@ class ToolContext:
     temp folder a tool may write to is ``workspace.temp_dir``.)"""
     session_state: SessionState | None = None
     """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
-    files: FileAccess | None = None
+    file_access: FileAccess | None = None
     """Where ``read_file``, ``edit`` and ``write_file`` read and write; None: the disk. A front end that
     holds the files (an editor's unsaved buffers) passes its own (``qcore.file_access``)."""
 
@@ -256,10 +256,10 @@ class BaseTool(Generic[P]):
         return self.context.workspace
 
     @property
-    def files(self) -> FileAccess:
+    def file_access(self) -> FileAccess:
         """Where this tool reads and writes a file's text: the context's access, or the disk."""
-        if self.context is not None and self.context.files is not None:
-            return self.context.files
+        if self.context is not None and self.context.file_access is not None:
+            return self.context.file_access
         from qcore.file_access import DISK
 
         return DISK

@@ -156,7 +156,7 @@ class FileChangeTool(BaseTool[P]):
         """Per call (the params object): the proposal and diff last shown for it."""
 
     async def propose(self, params: P) -> Proposal | ToolResult:
-        """The change ``params`` ask for, computed from the file as ``self.files`` reads it now."""
+        """The change ``params`` ask for, computed from the file as ``self.file_access`` reads it now."""
         raise NotImplementedError
 
     def success_message(self, proposal: Proposal) -> str:
@@ -213,7 +213,7 @@ class FileChangeTool(BaseTool[P]):
             shown = None  # another call's entry under a reused id
         proposal: Proposal | ToolResult
         diff: StructuredDiff | None = None
-        if shown is not None and await shown.still_current(self.files):
+        if shown is not None and await shown.still_current(self.file_access):
             proposal, diff = shown.proposal, shown.diff
             if failure := self._changed_since_read(proposal):
                 return failure
@@ -232,7 +232,7 @@ class FileChangeTool(BaseTool[P]):
             return _too_large_result(proposal.path, len(data))
         encoding = proposal.original.file.encoding if proposal.original else "utf-8"
         try:
-            await self.files.write(proposal.path, data, encoding)
+            await self.file_access.write(proposal.path, data, encoding)
         except OSError as error:
             kind = _WRITE_ERRORS.get(error.errno or 0, ToolErrorType.FILE_WRITE_FAILURE)
             return ToolResult.failure(_write_failure(proposal.path, error), kind)

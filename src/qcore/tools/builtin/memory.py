@@ -106,7 +106,7 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         return f"Remember ({params.scope}): {fact}"
 
     @property
-    def files(self) -> FileAccess:
+    def file_access(self) -> FileAccess:
         """The memory files live outside the workspace, where no editor holds them: always the disk."""
         return DISK
 

@@ -224,7 +224,7 @@ class ReadFile(BaseTool[ReadFileParams]):
                 ToolErrorType.TARGET_IS_DIRECTORY,
             )
         try:
-            if not self.files.holds_buffers:
+            if not self.file_access.holds_buffers:
                 paged = self._page_from_index(path, params, shown)
                 if paged is not None:
                     return paged
@@ -248,10 +248,10 @@ class ReadFile(BaseTool[ReadFileParams]):
             return ToolResult(
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
-        buffered = self.files.holds_buffers
+        buffered = self.file_access.holds_buffers
         try:
             if buffered:  # the disk said text; the words are the editor's, unsaved changes and all
-                data = await self.files.read(path, MAX_FILE_BYTES)
+                data = await self.file_access.read(path, MAX_FILE_BYTES)
             decoded = decode_text(data)
         except OSError as error:
             return _read_failure(path, error)

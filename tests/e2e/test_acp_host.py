@@ -290,3 +290,19 @@ async def test_a_command_past_its_time_limit_is_killed_in_the_terminal(workdir: 
     assert terminal.process.returncode is not None and terminal.released
     [report] = tool_messages(workdir)
     assert "timed out after 1500 ms" in report and "started" in report
+
+
+async def test_a_background_command_runs_here_with_its_log(workdir: Workdir) -> None:
+    workdir.server.script.extend(
+        [
+            Reply.call("run_shell_command", command="touch served.txt", is_background=True),
+            Reply(text="Started."),
+        ]
+    )
+    client = EditorClient(pick("allow_once"))
+    async with agent(workdir, client, EDITOR) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("serve"))
+    assert client.questions and client.terminals == {}
+    [report] = tool_messages(workdir)
+    assert report.startswith("Background command started.") and "read it with read_file" in report

@@ -78,6 +78,9 @@ def diff_notation(new: str, old: str, path: Path) -> str | None:
         return "---/+++ file headers"
     if not old or new.lstrip("\n")[:1] not in ("+", "-", " "):
         return None  # every line of a diff body starts with one of those: the first one does not
+    body = "\n" + new
+    if "\n+" not in body or "\n-" not in body:
+        return None  # a diff body has both markers (tested in C before any line is split)
     lines = [line for line in new.split("\n") if line]
     if not lines or any(line[0] not in "+- " for line in lines):
         return None
@@ -97,8 +100,10 @@ def truncated(new: str, old: str | None, path: Path, whole: bool) -> str | None:
         return None
     depth = open_brackets(new, suffix)
     if whole or old is None:
+        if depth <= 0:
+            return None  # the common case: the file as it is need not be scanned at all
         balanced_before = old is None or open_brackets(old, suffix) <= 0
-        return f"it ends with {depth} bracket(s) still open" if depth > 0 and balanced_before else None
+        return f"it ends with {depth} bracket(s) still open" if balanced_before else None
     if depth <= max(open_brackets(old, suffix), 0):
         return None
     last = new.rstrip().rsplit("\n", 1)[-1].rstrip()

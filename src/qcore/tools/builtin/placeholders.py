@@ -41,21 +41,25 @@ _COMMENTED_WORD = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _BARE_ELLIPSIS = re.compile(r"^[ \t]*(?:\.\.\.|…)[ \t]*$", re.MULTILINE)
+_ELLIPSES = ("...", "…")
 _COMMENT_WORDS = ("rest", "unchanged", "omitted", "change", "snip", "etc", "same", "before")
 """One of these is in every line ``_COMMENTED_WORD`` matches."""
 _KEYWORDS = ("rest", "remainder", "existing", "previous", "original", "other", "unchanged", "same", "line")
 """A word every worded placeholder holds (each phrase above needs one): ``PLACEHOLDER``, whose
-alternatives cost tens of microseconds at every line start, is tried only on lines that have one."""
+alternatives cost tens of microseconds at every line start, is tried only on lines that have one (as
+each pattern is, on lines holding its words)."""
 
 
-def _worded_placeholders(text: str) -> list[tuple[int, str]]:
-    """``PLACEHOLDER``'s matches in ``text`` (offset, line), tried only on lines holding a keyword (found
-    with ``str.find`` on the lower-cased text, in C)."""
-    lowered = text.lower()
+def _matches_on_lines(
+    pattern: re.Pattern[str], text: str, lowered: str, words: tuple[str, ...]
+) -> list[tuple[int, str]]:
+    """``pattern``'s matches in ``text`` (offset, line), tried only on lines holding one of ``words``
+    (found with ``str.find`` on the lower-cased text, in C): a line-anchored pattern tried at every line
+    start costs microseconds per line, and a placeholder line always holds one of its words."""
     if len(lowered) != len(text):  # a character whose lower case is longer: offsets would not line up
-        return [(m.start(), m.group(0).strip()) for m in PLACEHOLDER.finditer(text)]
+        return [(m.start(), m.group(0).strip()) for m in pattern.finditer(text)]
     starts: set[int] = set()
-    for word in _KEYWORDS:
+    for word in words:
         at = lowered.find(word)
         while at >= 0:
             starts.add(lowered.rfind("\n", 0, at) + 1)
@@ -64,7 +68,7 @@ def _worded_placeholders(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for start in sorted(starts):
         end = text.find("\n", start)
-        match = PLACEHOLDER.match(text, start, len(text) if end < 0 else end)
+        match = pattern.match(text, start, len(text) if end < 0 else end)
         if match is not None:
             found.append((match.start(), match.group(0).strip()))
     return found
@@ -79,17 +83,16 @@ def _is_stub(text: str, at: int) -> bool:
 def find_placeholder(new_text: str, old_text: str | None, file_text: str | None = None) -> str | None:
     """The first placeholder line in ``new_text`` that ``old_text`` (or, for a worded one, the file)
     does not already contain."""
-    found: list[tuple[int, str, bool]] = []
-    found.extend((at, line, True) for at, line in _worded_placeholders(new_text))
-    ellipsis = "..." in new_text or "…" in new_text  # membership tests run in C; the patterns do not
     lowered = new_text.lower()
-    worded = any(word in lowered for word in _COMMENT_WORDS)
-    for pattern, needed in ((_COMMENTED_ELLIPSIS, ellipsis), (_COMMENTED_WORD, worded)):
-        if needed:
-            found.extend((m.start(), m.group(0).strip(), False) for m in pattern.finditer(new_text))
-    for match in _BARE_ELLIPSIS.finditer(new_text) if ellipsis else ():
-        if not _is_stub(new_text, match.start()):
-            found.append((match.start(), match.group(0).strip(), False))
+    found: list[tuple[int, str, bool]] = []
+    found.extend(
+        (at, line, True) for at, line in _matches_on_lines(PLACEHOLDER, new_text, lowered, _KEYWORDS)
+    )
+    for pattern, words in ((_COMMENTED_ELLIPSIS, _ELLIPSES), (_COMMENTED_WORD, _COMMENT_WORDS)):
+        found.extend((at, line, False) for at, line in _matches_on_lines(pattern, new_text, lowered, words))
+    for at, line in _matches_on_lines(_BARE_ELLIPSIS, new_text, lowered, _ELLIPSES):
+        if not _is_stub(new_text, at):
+            found.append((at, line, False))
     for _, line, worded in sorted(found):
         if old_text is not None and line in old_text:
             continue

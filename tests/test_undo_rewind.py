@@ -15,6 +15,7 @@ from qcore.agent import Session
 from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
+from qcore.session_state import SessionState, load_state
 from qcore.settings import Settings
 from qcore.stats import SessionStats
 from qcore.testing import ScriptedLLM, reply
@@ -76,7 +77,7 @@ def user_state(root: Path) -> dict[str, bytes]:
     return {**files, ".git/index": (root / ".git" / "index").read_bytes()}
 
 
-def session_for(root: Path, home: Path, script: list[object]) -> Session:
+def session_for(root: Path, home: Path, script: list[object], state: SessionState | None = None) -> Session:
     session, problems = create_session(
         llm=ScriptedLLM(script),  # type: ignore[arg-type]
         workspace=Workspace.for_project(root, home),
@@ -85,6 +86,7 @@ def session_for(root: Path, home: Path, script: list[object]) -> Session:
         approver=None,
         plugins=False,
         home=home,
+        state=state,
     )
     assert session.checkpoints is not None, problems
     return session
@@ -151,6 +153,28 @@ async def test_rewind_lists_turns_and_takes_files_and_conversation_back(repo: Pa
     assert (repo / "agent.txt").read_text() == "agent.txt as committed\n"
     assert [m.role for m in session.history] == ["system"]  # back to before the first prompt
     await session.aclose()
+
+
+async def test_a_session_taken_up_again_can_still_rewind_its_conversation(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    saved = tmp_path / "session.jsonl"
+    second = [reply("", ("write_file", {"file_path": "second.txt", "content": "two\n"})), reply("ok")]
+    session = session_for(repo, home, [*TURN, *second], SessionState.new("s1", repo, "m", saved))
+    await session.send("change things")
+    await session.send("and more")
+    await session.aclose()
+
+    again = session_for(repo, home, [], load_state(saved))  # as --continue does: the same id, its file
+    turns = await again.checkpoints.turns()  # type: ignore[union-attr]
+    assert [mark.prompt if mark else None for _, mark in turns] == ["change things", "and more"]
+    await run_command(Host(again, [True]), f"/rewind {turns[1][0].index}")
+    assert not (repo / "second.txt").exists()
+    assert [m.content for m in again.history if m.role == "user"] == ["change things"]
+    await again.aclose()
+
+    rewound = session_for(repo, home, [], load_state(saved))  # the rewind itself was saved too
+    assert [mark.prompt for _, mark in await rewound.checkpoints.turns() if mark] == ["change things"]  # type: ignore[union-attr]
+    await rewound.aclose()
 
 
 async def test_a_folder_that_is_not_a_repository_works_too(tmp_path: Path) -> None:

@@ -162,7 +162,7 @@ def create_session(
             session.events.emit(ErrorOccurred(message, "checkpoint"))
 
         session.checkpoints = TurnCheckpoints.for_project(
-            workspace.root, session.session_id, setup.problems.append, home=home
+            workspace.root, session.session_id, setup.problems.append, home=home, state=state
         )
         if session.checkpoints is not None:
             session.checkpoints.warn = warn

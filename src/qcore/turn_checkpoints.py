@@ -8,19 +8,25 @@ started in the background when a front end starts its session. Every failure her
 session; it never stops a turn.
 
 Each turn that changed something is remembered with the place its prompt has in the history, so
-``/rewind`` can take the conversation back to just before that prompt as well as the files.
+``/rewind`` can take the conversation back to just before that prompt as well as the files. The marks are
+events of the session's state (``turn_mark``), so a session taken up again (``--continue``) still knows
+them; ``/rewind`` checks the prompt is still at its place before it cuts the conversation there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from qcore.checkpoint_restore import RestorePlan, RestoreResult
 from qcore.checkpoints import CheckpointError, Checkpoints, Turn
+from qcore.session_state import SessionState
+
+MARK_EVENT = "turn_mark"
 
 
 @dataclass(frozen=True)
@@ -35,22 +41,31 @@ class TurnMark:
 class TurnCheckpoints:
     """The session's side of checkpoints: when to snapshot, and which prompt each turn came from."""
 
-    def __init__(self, checkpoints: Checkpoints, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, checkpoints: Checkpoints, warn: Callable[[str], None], state: SessionState | None = None
+    ) -> None:
         self.checkpoints = checkpoints
         self.warn = warn
         """Tells the user (the session makes it an event; a failure is said once)."""
         self.enabled = True
-        self.marks: list[TurnMark] = []
+        self.state = state
+        """Where the marks are saved, and found again when the session is taken up again."""
+        self.marks: list[TurnMark] = _replay(state.extensions.get(MARK_EVENT, ())) if state else []
         self._prompt: tuple[int, str] | None = None
         self._began = False
         self._pending: set[asyncio.Task[object]] = set()
 
     @classmethod
     def for_project(
-        cls, root: Path, session: str, warn: Callable[[str], None], home: Path | None = None
+        cls,
+        root: Path,
+        session: str,
+        warn: Callable[[str], None],
+        home: Path | None = None,
+        state: SessionState | None = None,
     ) -> TurnCheckpoints | None:
         try:
-            return cls(Checkpoints.for_project(root, session=session, home=home), warn)
+            return cls(Checkpoints.for_project(root, session=session, home=home), warn, state)
         except (CheckpointError, OSError, ValueError) as error:
             warn(f"Checkpoints are off for this session: {error}")
             return None
@@ -96,7 +111,10 @@ class TurnCheckpoints:
             self._fail(error)
             return
         if turns:
-            self.marks.append(TurnMark(turns[-1].index, index, text))
+            mark = TurnMark(turns[-1].index, index, text)
+            self.marks.append(mark)
+            if self.state is not None:
+                self.state.record(MARK_EVENT, {"turn": mark.turn, "history_index": index, "prompt": text})
 
     async def turn_ended(self) -> None:
         """Record what the turn left, before the turn is reported finished: a file the user edits after
@@ -128,4 +146,21 @@ class TurnCheckpoints:
     async def apply(self, plan: RestorePlan, confirmed: tuple[str, ...] = ()) -> RestoreResult:
         result = await self.checkpoints.apply(plan, confirmed)
         self.marks = [mark for mark in self.marks if mark.turn < plan.turns[0]]
+        if self.state is not None:
+            self.state.record(MARK_EVENT, {"drop_from": plan.turns[0]})
         return result
+
+
+def _replay(events: Iterable[dict[str, Any]]) -> list[TurnMark]:
+    """The marks a session's saved events leave (a rewind drops the marks from its turn on); an event
+    that does not read as one is skipped, as the marks are only a help to ``/rewind``."""
+    marks: list[TurnMark] = []
+    for event in events:
+        drop = event.get("drop_from")
+        if isinstance(drop, int):
+            marks = [mark for mark in marks if mark.turn < drop]
+            continue
+        turn, index, prompt = event.get("turn"), event.get("history_index"), event.get("prompt")
+        if isinstance(turn, int) and isinstance(index, int) and isinstance(prompt, str):
+            marks.append(TurnMark(turn, index, prompt))
+    return marks

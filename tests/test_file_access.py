@@ -1,13 +1,19 @@
 """read_file, edit and write_file through a front end's editor (``EditorFiles``): the editor's unsaved
 text is what is read, changed and written, and every check that holds on disk holds there too."""
 
+import asyncio
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from qcore.abort import AbortSignal
 from qcore.file_access import EditorFiles
+from qcore.permissions import ApprovalMode
+from qcore.runtime import create_session
+from qcore.settings import Settings
+from qcore.testing import ScriptedApprover, ScriptedLLM, reply
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit import Edit
 from qcore.tools.builtin.memory import SaveMemory
@@ -162,7 +168,7 @@ async def test_a_new_file_is_written_by_the_editor_with_its_folders(
     )
     assert question is not None and question.original_content is None
     assert result.ok and editor.writes == [root / "pkg" / "new.py"]
-    assert editor.reads == []  # absent on disk: nothing to ask the editor for
+    assert editor.reads == [root / "pkg" / "new.py"]  # only after the write: absent before, nothing to ask
     assert (root / "pkg" / "new.py").read_text() == "n = 1\n"
 
 
@@ -173,3 +179,100 @@ async def test_memory_stays_on_disk(
     tool = SaveMemory(context)
     result = await tool.save_directly("tabs are four spaces")
     assert result.ok and editor.reads == [] and editor.writes == []
+
+
+async def test_a_disk_change_under_an_unsaved_buffer_stops_the_edit(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "a.py"
+    target.write_text("a = 1\n")
+    editor.buffers[target] = "a = 1\n# unsaved\n"
+    read = ReadFile(context)
+    assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    target.write_text("a = 1\nb = 2\n")  # a command (sed -i, a formatter) rewrites the file on disk
+    _, result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
+    )
+    assert result.error and "has changed since you last read it" in result.error.message
+    assert editor.writes == [] and target.read_text() == "a = 1\nb = 2\n"
+
+
+async def test_what_the_editor_does_on_saving_is_what_is_recorded(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "a.py"
+    target.write_text("x=1\ny=2\n")
+    formatting = editor.write_text
+
+    async def format_on_save(path: Path, text: str) -> None:
+        await formatting(path, re.sub(r" *= *", " = ", text))
+
+    editor.write_text = format_on_save  # type: ignore[method-assign]
+    context.file_access = EditorFiles(editor.read_text, format_on_save)
+    _, first = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "x=1", "new_string": "x=10"}
+    )
+    assert first.ok and "The editor changed the text as it saved it" in first.text()
+    _, second = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 20"}
+    )
+    assert second.ok, second.text()  # not taken for the user's own change
+    assert target.read_text() == "x = 10\ny = 20\n"
+
+
+async def test_a_file_that_is_not_utf8_is_read_and_written_on_disk(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "old.py"
+    target.write_bytes("café = 1\nb = 2\n".encode("latin-1"))
+    _, result = await ask_and_run(
+        Edit(context), {"file_path": "old.py", "old_string": "b = 2", "new_string": "b = 3"}
+    )
+    assert result.ok, result.text()
+    assert target.read_bytes() == "café = 1\nb = 3\n".encode("latin-1")
+    assert editor.reads == [] and editor.writes == []
+
+
+async def test_files_outside_the_workspace_folders_never_go_to_the_editor(
+    tmp_path: Path, editor: Editor
+) -> None:
+    root, temp = tmp_path / "repo", tmp_path / "temp"
+    root.mkdir()
+    temp.mkdir()
+    (temp / "1.log").write_text("background output\n")
+    context = ToolContext(
+        Workspace([root], temp_dir=temp), file_access=EditorFiles(editor.read_text, editor.write_text)
+    )
+    read = ReadFile(context)
+    result = await read.execute(read.build({"absolute_path": str(temp / "1.log")}), AbortSignal())
+    assert result.ok and result.text() == "background output" and editor.reads == []
+
+
+async def test_a_cancel_does_not_wait_for_an_editor_that_never_answers(root: Path) -> None:
+    (root / "a.py").write_text("a = 1\n")
+    never = asyncio.Event()
+
+    async def hang(path: Path) -> str:
+        await never.wait()
+        return ""
+
+    async def write(path: Path, text: str) -> None:
+        raise AssertionError("nothing may be written")
+
+    script = [reply("", ("edit", {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 2"}))]
+    session, _ = create_session(
+        llm=ScriptedLLM(script),  # type: ignore[arg-type]
+        workspace=Workspace([root]),
+        settings=Settings(),
+        mode=ApprovalMode.DEFAULT,
+        approver=ScriptedApprover([]),
+        plugins=False,
+        file_access=EditorFiles(hang, write),
+    )
+    signal = AbortSignal()
+    turn = asyncio.ensure_future(session.send("change it", signal))
+    await asyncio.sleep(0.3)
+    signal.abort("the user cancelled")
+    outcome = await asyncio.wait_for(turn, 5)
+    assert outcome.reason == "cancelled" and (root / "a.py").read_text() == "a = 1\n"
+    await session.aclose()

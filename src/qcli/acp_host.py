@@ -5,8 +5,9 @@ file tools and runner do the work. The safety does not move with the work:
 
 - Files: ``qcore.file_access.EditorFiles`` asks the disk what a path is before the editor is asked for
   it, and the tools keep containment, the stale-file check and the shown-diff check on the editor's text.
-- Commands: a command the user approved (or a rule allowed) runs in the client's terminal, shown live in
-  its card. A command that runs confined does not: the sandbox hands its seccomp program to bubblewrap
+- Commands: a command that runs unconfined (the user approved it, or a rule or the approval mode let it
+  run) runs in the client's terminal, shown live in its card; what it leaves running carries the runner's
+  marker, so the session ends it as it ends its own. A command that runs confined does not: the sandbox hands its seccomp program to bubblewrap
   as an inherited descriptor, which a process the client starts cannot have, so read-only commands that
   run unasked (and every command under ``tools.sandbox``) run here as they always do. Background
   commands run here too, since the model reads their output from a log file.
@@ -29,10 +30,12 @@ from qcore.abort import AbortSignal
 from qcore.file_access import EditorFiles
 from qcore.shell_runner import (
     DEFAULT_ENV,
+    SNIFF_BYTES,
     BackgroundProcess,
     OutputListener,
     ShellResult,
     SubprocessShellRunner,
+    looks_binary,
 )
 
 if TYPE_CHECKING:
@@ -42,8 +45,9 @@ _log = logging.getLogger("qcli.acp")
 
 OUTPUT_BYTE_LIMIT = 2 << 20
 """What the client keeps of a command's output (its end), as much as the local runner keeps."""
-KILL_WAIT_SECONDS = 5.0
-"""How long a killed terminal's command may take to be reported gone before it is released anyway."""
+KILL_WAIT_SECONDS = 1.0
+"""How long a killed terminal's command may take to be reported gone before its output is taken anyway
+(well inside the scheduler's grace for a cancelled tool, so the model still gets the output so far)."""
 TERMINAL_ENV = {name: value for name, value in DEFAULT_ENV.items() if name != "TERM"}
 """No pager, prompt or editor may wait for input; the client's terminal is a real one, so TERM is its own."""
 
@@ -69,11 +73,12 @@ class ClientHost:
         """Told each terminal a command starts in, so the running call's card can show it."""
 
     def files(self) -> EditorFiles | None:
+        """The editor's files when it offers both reading and writing them (``EditorFiles`` says why not
+        one alone)."""
         fs = self.capabilities.fs
-        reads, writes = bool(fs and fs.read_text_file), bool(fs and fs.write_text_file)
-        if not (reads or writes):
+        if fs is None or not (fs.read_text_file and fs.write_text_file):
             return None
-        return EditorFiles(self._read_text if reads else None, self._write_text if writes else None)
+        return EditorFiles(self._read_text, self._write_text)
 
     def shell_runner(self, sandbox: Sandbox | None = None) -> ClientTerminalRunner | None:
         if not self.capabilities.terminal:
@@ -102,6 +107,7 @@ class ClientTerminalRunner:
         self.local = local
         """Runs what the client's terminal must not: confined and background commands."""
         self._open: set[str] = set()
+        self._late: set[asyncio.Future[None]] = set()
 
     @property
     def sandbox(self) -> Sandbox:
@@ -129,15 +135,22 @@ class ClientTerminalRunner:
                 writable=writable,
             )
         client, session_id = self.host.client, self.host.session_id
-        try:
-            created = await client.create_terminal(
+        env = {**TERMINAL_ENV, **self.local.processes.environment()}  # what it leaves running is found
+        creating = asyncio.ensure_future(
+            client.create_terminal(
                 session_id=session_id,
                 command="bash",
                 args=["-c", f"exec </dev/null\n{command}"],  # no input, as the tool promises the model
-                env=[EnvVariable(name=name, value=value) for name, value in TERMINAL_ENV.items()],
+                env=[EnvVariable(name=name, value=value) for name, value in env.items()],
                 cwd=str(cwd),
                 output_byte_limit=OUTPUT_BYTE_LIMIT,
             )
+        )
+        try:
+            created = await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the client starts it all the same: it is released once known
+            creating.add_done_callback(self._release_late)
+            raise
         except Exception as error:
             raise OSError(errno.EIO, f"the editor could not start a terminal ({reason(error)})") from error
         terminal = created.terminal_id
@@ -172,13 +185,14 @@ class ClientTerminalRunner:
             output = await client.terminal_output(session_id=session_id, terminal_id=terminal)
         except Exception as error:
             raise OSError(errno.EIO, f"the editor's terminal output was lost ({reason(error)})") from error
-        text = output.output
+        text = output.output.replace("\r\n", "\n")  # a terminal ends lines with CR LF
+        binary = looks_binary(text[:SNIFF_BYTES].encode(errors="replace"))
         if output.truncated:
             limit = OUTPUT_BYTE_LIMIT >> 20
             text = f"[... the start of the output was cut at the editor's {limit} MiB limit ...]\n{text}"
         exited = output.exit_status or status
         return ShellResult(
-            output=text,
+            output="" if binary else text,
             exit_code=exited.exit_code if exited else None,
             signal=exited.signal if exited else None,
             pid=None,
@@ -186,7 +200,18 @@ class ClientTerminalRunner:
             total_bytes=len(output.output.encode()),
             timed_out=timed_out,
             cancelled=signal.aborted and not timed_out,
+            binary=binary,
         )
+
+    def _release_late(self, creating: asyncio.Future[Any]) -> None:
+        """A terminal whose creation outlived the call that asked for it: released as soon as it exists."""
+        if creating.cancelled() or creating.exception() is not None:
+            return
+        terminal = creating.result().terminal_id
+        self._open.add(terminal)
+        releasing = asyncio.ensure_future(self._release(terminal))
+        self._late.add(releasing)
+        releasing.add_done_callback(self._late.discard)
 
     async def _release(self, terminal: str) -> None:
         """The client ends the command if it still runs, and keeps showing its output in the card."""
@@ -212,6 +237,10 @@ class ClientTerminalRunner:
         )
 
     async def aclose(self) -> None:
+        """Release every terminal, then end what the commands left running (found by the marker in their
+        environment, when the client runs them on this machine)."""
         for terminal in list(self._open):
             await self._release(terminal)
+        if self._late:
+            await asyncio.gather(*self._late, return_exceptions=True)
         await self.local.aclose()

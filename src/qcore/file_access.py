@@ -2,12 +2,14 @@
 holds the files, such as an editor with unsaved buffers (ACP's ``fs/read_text_file`` and
 ``fs/write_text_file``).
 
-The tools work on bytes either way, so their checks do not fork: the stale-file check fingerprints what
-was read, the question's diff is made from it, and a write is refused when the bytes read again differ
-from those the question showed. An editor speaks text; ``EditorFiles`` turns its text into UTF-8 bytes
-and back, and asks the disk first what the path is: a folder, a FIFO or a device is refused and an
-oversized file is not sent for, exactly as on disk. Paths reach this module already resolved and
-contained by the tool (``BaseTool.resolve_path``).
+The tools work on bytes either way, so their checks do not fork: what was read is a ``FileRead``, whose
+``stamp`` the stale-file check records and compares, and a write is refused when the file read again is not
+the one the question showed. Through an editor the stamp covers two things, the editor's text and the file
+on disk, so a change to either (the user typing, a command rewriting the file under an unsaved buffer) is
+seen. ``EditorFiles`` reads the disk first: a folder, a FIFO or a device is refused and an oversized file
+is not sent for, exactly as on disk; a file that is not UTF-8 on disk is read and written there, since an
+editor's text cannot say which bytes it came from. After a write through the editor the file is read
+again, so what the editor did on saving (formatting) is what is recorded.
 """
 
 from __future__ import annotations
@@ -15,13 +17,34 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
-from qcore.files import FileTooLarge, NotTextError, atomic_write, check_regular, read_regular_file
+from qcore.file_state import fingerprint
+from qcore.files import FileTooLarge, NotTextError, atomic_write, read_regular_file
 
 ReadText = Callable[[Path], Awaitable[str]]
 WriteText = Callable[[Path, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """A file as a tool read it."""
+
+    data: bytes
+    """The bytes the tool works on: the disk's, or the editor's text as UTF-8."""
+    disk: str | None = None
+    """When the text came from an editor: the fingerprint of the file on disk at that moment."""
+
+    @cached_property
+    def stamp(self) -> str:
+        """What the stale-file check records: the data's fingerprint, and the disk's with an editor."""
+        return fingerprint(self.data) if self.disk is None else fingerprint(self.data, self.disk.encode())
+
+    def same_as(self, other: FileRead) -> bool:
+        return self.data == other.data and self.disk == other.disk
 
 
 class FileAccess(Protocol):
@@ -31,14 +54,14 @@ class FileAccess(Protocol):
         file's lines may stand in for a read."""
         ...
 
-    async def read(self, path: Path, limit: int) -> bytes:
-        """The bytes of the regular file at ``path``. Raises ``FileNotFoundError``, ``NotRegularFile``,
-        ``FileTooLarge`` past ``limit``, ``NotTextError``, or ``OSError`` with a readable reason."""
+    async def read(self, path: Path, limit: int) -> FileRead:
+        """The regular file at ``path``. Raises ``FileNotFoundError``, ``NotRegularFile``, ``FileTooLarge``
+        past ``limit``, ``NotTextError``, or ``OSError`` with a readable reason."""
         ...
 
-    async def write(self, path: Path, data: bytes, encoding: str) -> None:
-        """Replace the file at ``path`` whole (or create it, with its folders); ``data`` is text in
-        ``encoding``. Raises ``OSError``."""
+    async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
+        """Replace the file at ``path`` whole (or create it, with its folders) with ``data``, text in
+        ``encoding``; returns the file as it is afterwards. Raises ``OSError``."""
         ...
 
 
@@ -47,35 +70,37 @@ class DiskFiles:
 
     holds_buffers = False
 
-    async def read(self, path: Path, limit: int) -> bytes:
-        return read_regular_file(path, limit)
+    async def read(self, path: Path, limit: int) -> FileRead:
+        return FileRead(read_regular_file(path, limit))
 
-    async def write(self, path: Path, data: bytes, encoding: str) -> None:
+    async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
         atomic_write(path, data)
+        return FileRead(data)
 
 
 DISK = DiskFiles()
 
 
 class EditorFiles:
-    """Text through a front end's editor; either direction it does not offer (None) uses the disk.
+    """Text through a front end's editor, which must offer both reading and writing: reading one side
+    and writing the other would overwrite unsaved work or leave the editor's text behind the disk's.
 
     ``read_text`` and ``write_text`` raise ``OSError`` when the editor refuses; the message is what the
     model is told.
     """
 
-    def __init__(self, read_text: ReadText | None, write_text: WriteText | None) -> None:
+    holds_buffers = True
+
+    def __init__(self, read_text: ReadText, write_text: WriteText) -> None:
         self._read_text = read_text
         self._write_text = write_text
 
-    @property
-    def holds_buffers(self) -> bool:
-        return self._read_text is not None
-
-    async def read(self, path: Path, limit: int) -> bytes:
-        if self._read_text is None:
-            return read_regular_file(path, limit)
-        check_regular(path, limit)  # the disk says what it is: nothing special is handed to the editor
+    async def read(self, path: Path, limit: int) -> FileRead:
+        disk = read_regular_file(path, limit)  # what the path is, and what the editor's text stands for
+        try:
+            disk.decode("utf-8")
+        except UnicodeDecodeError:
+            return FileRead(disk)  # not UTF-8: the disk is read and written, never an editor's lossy text
         text = await self._read_text(path)
         if len(text) > limit:
             raise FileTooLarge(path, len(text), limit)
@@ -85,15 +110,19 @@ class EditorFiles:
             raise NotTextError(f"the editor's text holds an unpaired surrogate at {error.start}") from None
         if len(data) > limit:
             raise FileTooLarge(path, len(data), limit)
-        return data
+        return FileRead(data, fingerprint(disk))
 
-    async def write(self, path: Path, data: bytes, encoding: str) -> None:
-        if self._write_text is None:
+    async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
+        if encoding != "utf-8":  # read from disk (see ``read``): written there too
             atomic_write(path, data)
-            return
+            return FileRead(data)
         try:
-            text = data.decode(encoding)
+            text = data.decode("utf-8")
         except UnicodeDecodeError as error:  # not reachable from a proposal, which encodes with it
-            raise OSError(errno.EINVAL, f"the new text is not valid {encoding}: {error}") from None
+            raise OSError(errno.EINVAL, f"the new text is not valid UTF-8: {error}") from None
         os.makedirs(path.parent, exist_ok=True)  # editors differ on whether they make a new file's folders
         await self._write_text(path, text)
+        try:
+            return await self.read(path, max(2 * len(data), 1 << 20))
+        except (OSError, NotTextError):
+            return FileRead(data, disk="")  # written, but not readable back: the next edit reads afresh

@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def fingerprint(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def fingerprint(data: bytes, *more: bytes) -> str:
+    digest = hashlib.sha256(data)
+    for piece in more:
+        digest.update(b"\0")
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 @dataclass
@@ -51,9 +55,10 @@ class FileStates:
         else:
             self._seen[path] = digest
 
-    def changed_since_seen(self, path: Path, data: bytes | None) -> bool:
-        """True when the model saw ``path`` and its bytes are now different (or it is gone)."""
+    def changed_since_seen(self, path: Path, stamp: str | None) -> bool:
+        """True when the model saw ``path`` and its ``stamp`` (``FileRead.stamp``: the bytes'
+        fingerprint) is now different, or it is gone (None)."""
         seen = self._seen.get(path)
         if seen is None:
             return False
-        return data is None or fingerprint(data) != seen
+        return stamp is None or stamp != seen

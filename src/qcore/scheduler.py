@@ -12,6 +12,7 @@ Each running call has its own signal, tied to the turn's: ``cancel_running`` end
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -137,9 +138,11 @@ class ToolScheduler:
     async def _question(
         self, call: ToolCall, tool: AnyTool, signal: AbortSignal
     ) -> ToolCall | ConfirmationDetails | None:
-        """The tool's question for the current params (None: nothing to ask), or the failed call."""
+        """The tool's question for the current params (None: nothing to ask), or the failed call. A
+        question that reads through a front end (an editor's file) may wait on it: a cancel does not."""
         try:
-            return await tool.should_confirm_execute(call.params, signal)
+            details = await signal.race(tool.should_confirm_execute(call.params, signal))
+            return self._cancel(call, "Tool call cancelled by user.") if signal.aborted else details
         except Exception as error:
             if signal.aborted:
                 return self._cancel(call, "Tool call cancelled by user.")
@@ -261,7 +264,9 @@ class ToolScheduler:
                 ToolErrorType.INVALID_TOOL_PARAMS,
             )
         try:
-            params = await modify(call.params, chosen.new_content)
+            params = modify(call.params, chosen.new_content)
+            if inspect.isawaitable(params):  # the built-in tools read the file again; a plugin's may not
+                params = await params
         except ToolParamsError as error:
             return self._fail(call, f"The edited content cannot be used: {error}", error.error_type)
         return call.evolve(params=params, args=params.model_dump(), modified_by_user=True)

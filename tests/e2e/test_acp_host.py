@@ -306,3 +306,26 @@ async def test_a_background_command_runs_here_with_its_log(workdir: Workdir) -> 
     assert client.questions and client.terminals == {}
     [report] = tool_messages(workdir)
     assert report.startswith("Background command started.") and "read it with read_file" in report
+
+
+async def test_what_a_terminal_command_leaves_running_ends_with_the_session(workdir: Workdir) -> None:
+    pid_file = workdir.root / "left.pid"
+    workdir.server.script.extend(
+        [
+            Reply.call(
+                "run_shell_command",
+                command=f"setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}",
+            ),
+            Reply(text="Left it running."),
+        ]
+    )
+    client = EditorClient(pick("allow_once"))
+    async with agent(workdir, client, EDITOR) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("start it"))
+        pid = int(await asyncio.to_thread(wait_for, pid_file))
+        assert client.terminals and alive(pid)
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not alive(pid)

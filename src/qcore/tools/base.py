@@ -114,8 +114,8 @@ class ToolContext:
     session_state: SessionState | None = None
     """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
     file_access: FileAccess | None = None
-    """Where ``read_file``, ``edit`` and ``write_file`` read and write; None: the disk. A front end that
-    holds the files (an editor's unsaved buffers) passes its own (``qcore.file_access``)."""
+    """Where ``read_file``, ``edit`` and ``write_file`` read and write the workspace's files; None: the
+    disk. A front end that holds them (an editor's unsaved buffers) passes its own (``qcore.file_access``)."""
 
     def process_runner(self) -> ProcessRunner:
         if self.run_process is not None:
@@ -255,11 +255,13 @@ class BaseTool(Generic[P]):
             raise RuntimeError(f"{self.name} needs a ToolContext with a workspace")
         return self.context.workspace
 
-    @property
-    def file_access(self) -> FileAccess:
-        """Where this tool reads and writes a file's text: the context's access, or the disk."""
-        if self.context is not None and self.context.file_access is not None:
-            return self.context.file_access
+    def file_access(self, path: Path) -> FileAccess:
+        """Where this tool reads and writes ``path``: the context's access (an editor) for files in the
+        workspace's folders; the disk for the rest (the session's temp folder, the memory files), which
+        no editor holds."""
+        access = self.context.file_access if self.context is not None else None
+        if access is not None and any(path.is_relative_to(root) for root in self.workspace.roots):
+            return access
         from qcore.file_access import DISK
 
         return DISK

@@ -64,7 +64,7 @@ class Edit(FileChangeTool[EditParams]):
 
     async def propose(self, params: EditParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = await load_existing(path, self.file_access)
+        existing = await load_existing(path, self.file_access(path))
         if isinstance(existing, ToolResult):
             return existing
         old = params.old_string.replace("\r\n", "\n")
@@ -161,7 +161,8 @@ class Edit(FileChangeTool[EditParams]):
     async def modified_params(self, params: EditParams, content: str) -> EditParams:
         """The user's whole-file content in place of the model's replacement: the edit becomes
         "replace the current content with this", diffed and asked about again."""
-        existing = await load_existing(self.resolve_path(params.file_path), self.file_access)
+        path = self.resolve_path(params.file_path)
+        existing = await load_existing(path, self.file_access(path))
         current = existing.file.text if isinstance(existing, Existing) else ""
         new = content.replace("\r\n", "\n")
         return EditParams(file_path=params.file_path, old_string=current, new_string=new, replace_all=False)

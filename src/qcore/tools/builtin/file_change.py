@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.diffs import StructuredDiff, file_diff, structured_diff
-from qcore.file_access import DISK, FileAccess
+from qcore.file_access import DISK, FileAccess, FileRead
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
@@ -51,10 +51,10 @@ _TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or 
 
 @dataclass(frozen=True)
 class Existing:
-    """A file as it is now: its decoded text and the exact bytes."""
+    """A file as it is now: its decoded text, and what was read (the exact bytes, and its stamp)."""
 
     file: TextFile
-    data: bytes
+    read: FileRead
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ class Proposal:
 async def load_existing(path: Path, files: FileAccess = DISK) -> Existing | ToolResult | None:
     """The file, None when absent, or a failed result saying why it cannot be used."""
     try:
-        data = await files.read(path, MAX_FILE_BYTES)
-        return Existing(decode_text(data), data)
+        read = await files.read(path, MAX_FILE_BYTES)
+        return Existing(decode_text(read.data), read)
     except FileNotFoundError:
         return None
     except NotRegularFile as error:
@@ -131,8 +131,8 @@ class _Shown:
     diff: StructuredDiff
 
     async def still_current(self, files: FileAccess) -> bool:
-        """Whether the file now is byte for byte the one the proposal was made from (read as bytes
-        only: any doubt, such as an error, says no and the caller starts afresh)."""
+        """Whether the file now is byte for byte the one the proposal was made from (and, through an
+        editor, the disk under it too): any doubt, such as an error, says no and the caller starts afresh."""
         before = self.proposal.original
         try:
             if self.proposal.path.is_dir():
@@ -142,7 +142,7 @@ class _Shown:
             return before is None
         except (OSError, NotTextError):
             return False
-        return before is not None and now == before.data
+        return before is not None and now.same_as(before.read)
 
 
 class FileChangeTool(BaseTool[P]):
@@ -165,8 +165,8 @@ class FileChangeTool(BaseTool[P]):
     def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
         if self.context is None:
             return None
-        data = proposal.original.data if proposal.original else None
-        if not self.context.file_states.changed_since_seen(proposal.path, data):
+        stamp = proposal.original.read.stamp if proposal.original else None
+        if not self.context.file_states.changed_since_seen(proposal.path, stamp):
             return None
         return ToolResult.failure(
             f"{proposal.path} has changed since you last read it (edited by the user or another program). "
@@ -213,7 +213,7 @@ class FileChangeTool(BaseTool[P]):
             shown = None  # another call's entry under a reused id
         proposal: Proposal | ToolResult
         diff: StructuredDiff | None = None
-        if shown is not None and await shown.still_current(self.file_access):
+        if shown is not None and await shown.still_current(self.file_access(shown.proposal.path)):
             proposal, diff = shown.proposal, shown.diff
             if failure := self._changed_since_read(proposal):
                 return failure
@@ -232,14 +232,20 @@ class FileChangeTool(BaseTool[P]):
             return _too_large_result(proposal.path, len(data))
         encoding = proposal.original.file.encoding if proposal.original else "utf-8"
         try:
-            await self.file_access.write(proposal.path, data, encoding)
+            written = await self.file_access(proposal.path).write(proposal.path, data, encoding)
         except OSError as error:
             kind = _WRITE_ERRORS.get(error.errno or 0, ToolErrorType.FILE_WRITE_FAILURE)
             return ToolResult.failure(_write_failure(proposal.path, error), kind)
         if self.context is not None:
-            self.context.file_states.record(proposal.path, data)
+            self.context.file_states.record_fingerprint(proposal.path, written.stamp)
         label = self.workspace.relative(proposal.path)
-        message = self.success_message(proposal) + (f" {proposal.note}" if proposal.note else "")
+        notes = [proposal.note] if proposal.note else []
+        if written.data != data:
+            notes.append(
+                "The editor changed the text as it saved it (formatting, for instance): read the file again "
+                "before changing it further."
+            )
+        message = " ".join([self.success_message(proposal), *notes])
         return ToolResult(
             message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written", diff=diff)
         )

@@ -15,7 +15,6 @@ from typing import Literal
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.file_access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
@@ -104,11 +103,6 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         fact = clean_fact(params.fact)
         fact = fact if len(fact) <= 80 else fact[:77] + "..."
         return f"Remember ({params.scope}): {fact}"
-
-    @property
-    def file_access(self) -> FileAccess:
-        """The memory files live outside the workspace, where no editor holds them: always the disk."""
-        return DISK
 
     async def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
         path = self.memory_path(params.scope)

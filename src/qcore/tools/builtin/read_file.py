@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.file_access import FileRead
 from qcore.file_state import fingerprint
 from qcore.files import FileTooLarge, NotRegularFile, NotTextError, TextFile, decode_text, read_regular_file
 from qcore.ignore import QWEN_IGNORE, IgnoreRules
@@ -223,8 +224,9 @@ class ReadFile(BaseTool[ReadFileParams]):
                 f"Path is a directory, not a file: {path}. Use list_directory to see its entries.",
                 ToolErrorType.TARGET_IS_DIRECTORY,
             )
+        files = self.file_access(path)
         try:
-            if not self.file_access.holds_buffers:
+            if not files.holds_buffers:
                 paged = self._page_from_index(path, params, shown)
                 if paged is not None:
                     return paged
@@ -248,10 +250,12 @@ class ReadFile(BaseTool[ReadFileParams]):
             return ToolResult(
                 f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
             )
-        buffered = self.file_access.holds_buffers
+        buffered = files.holds_buffers
+        read = FileRead(data)
         try:
             if buffered:  # the disk said text; the words are the editor's, unsaved changes and all
-                data = await self.file_access.read(path, MAX_FILE_BYTES)
+                read = await files.read(path, MAX_FILE_BYTES)
+                data = read.data
             decoded = decode_text(data)
         except OSError as error:
             return _read_failure(path, error)
@@ -267,7 +271,7 @@ class ReadFile(BaseTool[ReadFileParams]):
             if index is not None:
                 self.context.file_states.record_fingerprint(path, index.digest)
             else:
-                self.context.file_states.record(path, data)
+                self.context.file_states.record_fingerprint(path, read.stamp)
         lines = decoded.text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()

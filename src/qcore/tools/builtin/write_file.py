@@ -38,7 +38,7 @@ class WriteFile(FileChangeTool[WriteFileParams]):
 
     async def propose(self, params: WriteFileParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = await load_existing(path, self.file_access)
+        existing = await load_existing(path, self.file_access(path))
         if isinstance(existing, ToolResult):
             return existing
         content = params.content.replace("\r\n", "\n") if existing else params.content

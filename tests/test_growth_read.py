@@ -12,7 +12,8 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.grep import GrepSearch, RipgrepStream
+from qcore.tools.builtin.grep import GrepSearch
+from qcore.tools.builtin.grep_ripgrep import RipgrepStream
 from qcore.tools.builtin.read_file import ReadFile
 from qcore.workspace import Workspace
 

@@ -3,13 +3,17 @@
 The first frame comes before the engine: the session (settings, tools, MCP servers, the model client)
 is put together in a worker after mount, and anything typed meanwhile waits for it. Engine events arrive
 on the app's own loop and update the widgets directly; every decision goes back through ``TuiApprover``.
+
+The app owns the state, the layout, the prompt queue and the terminal; the rest lives beside it, each
+imported when first needed so the first frame pays for none of it: ``tui_startup`` (building the
+session), ``event_view`` (engine events), ``tui_approvals`` (the question), ``tui_keys`` (what the keys
+do) and ``tui_commands`` (what slash commands see of the app).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,24 +30,16 @@ from qcli.widgets.prompt import Completion, PromptArea, PromptBox
 from qcli.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from qcli.run import Launch
     from qcli.widgets.assistant import AssistantTurn
     from qcli.widgets.tool_card import ToolCard
     from qcore.abort import AbortSignal
     from qcore.agent import Session
     from qcore.events import Event
-    from qcore.llm.types import ChatMessage, LLMClient
+    from qcore.llm.types import LLMClient
     from qcore.stats import SessionStats
 
-CTRL_C_WINDOW = 2.0
-"""Seconds within which a second Ctrl+C (with nothing left to stop) leaves."""
-MODE_CYCLE = ("default", "auto-edit", "plan")
-
-
-DOUBLE_ESCAPE_SECONDS = 0.6
-"""Two presses of Esc this close together, with no turn to stop, list the turns to rewind to."""
+__all__ = ["QcliApp"]
 
 
 class QcliApp(App[int]):
@@ -143,8 +139,10 @@ class QcliApp(App[int]):
 
     @work(group="engine", exit_on_error=False)
     async def _start_engine(self) -> None:
+        from qcli.tui_startup import demo_prompt, session_for, warm_imports, workspace_files
+
         try:
-            session = await self._build_session()
+            session = await session_for(self, self._llm_override)
         except Exception as error:  # a broken set-up is reported; the app stays usable for /quit
             self.notice(f"Could not start: {type(error).__name__}: {error}", "error")
             return
@@ -172,7 +170,7 @@ class QcliApp(App[int]):
         self.status_line.set(
             model=session.llm.model, mode=session.approval_mode.value, folder=self._folder_label()
         )
-        self.prompt_box.files = lambda: _workspace_files(session.cwd)
+        self.prompt_box.files = lambda: workspace_files(session.cwd)
         for problem in launch.problems:
             self.notice(problem, "warning")
         if not launch.demo and not launch.model.configured and self._llm_override is None:
@@ -180,82 +178,18 @@ class QcliApp(App[int]):
 
             self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", "warning")
         self._read_branch()
-        first = self.args.prompt_interactive or (self._demo_prompt() if launch.demo else None)
+        first = self.args.prompt_interactive or (demo_prompt() if launch.demo else None)
         if first:
             self.pending.insert(0, first)
         self._next_prompt()
         if self._llm_override is None and not launch.demo:
-            await asyncio.to_thread(_warm_imports)
-
-    async def _build_session(self) -> Session:
-        from qcli.run import NoModel, build_session, prepare
-
-        launch = await asyncio.to_thread(prepare, self.args, self.cwd)
-        if launch.asks_trust and await self._ask_trust(launch):
-            launch = await asyncio.to_thread(prepare, self.args, self.cwd)
-
-        def build() -> Session:
-            llm = self._llm_override or launch.llm() or NoModel()
-            return build_session(launch, llm, self.approver)
-
-        self.launch = launch
-        return await asyncio.to_thread(build)
-
-    async def _ask_trust(self, launch: Launch) -> bool:
-        """Ask once whether to trust the folder; True when its settings should be read again."""
-        from qcli.run import held_back_report
-        from qcli.widgets.screens import TrustScreen
-        from qcore.settings import TrustedFolders, TrustLevel, trusted_folders_path
-
-        assert launch.trust is not None
-        items = {
-            kind: [str(item) for item in launch.held_back if item.kind == kind]
-            for kind in ("start", "allow", "setting")
-        }
-        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        screen = TrustScreen(str(launch.trust.folder), items["start"], items["allow"], items["setting"])
-        self.push_screen(screen, lambda value: answer.set_result(value or ""))
-        choice = await answer
-        levels = {
-            "folder": TrustLevel.TRUST_FOLDER,
-            "parent": TrustLevel.TRUST_PARENT,
-            "never": TrustLevel.DO_NOT_TRUST,
-        }
-        if choice not in levels:
-            self.notice(held_back_report(launch, "tui") + "\nAsked again at the next start.", "warning")
-            return False
-        folders = TrustedFolders.load(trusted_folders_path(Path.home()))
-        try:
-            await asyncio.to_thread(folders.set, launch.trust.folder, levels[choice])
-        except OSError as error:
-            self.notice(f"Could not save the trust decision to {folders.path}: {error}", "error")
-            return False
-        if choice == "never":
-            self.notice(
-                held_back_report(launch, "tui") + f"\nNot trusted; saved in {folders.path}.", "warning"
-            )
-            return False
-        return True
-
-    def _demo_prompt(self) -> str:
-        from qcli.demo import DEMO_PROMPT
-
-        return DEMO_PROMPT
+            await asyncio.to_thread(warm_imports)
 
     @work(thread=True, group="git")
     def _read_branch(self) -> None:
-        import subprocess
+        from qcli.tui_startup import current_branch
 
-        try:
-            branch = subprocess.run(
-                ["git", "-C", str(self.session.cwd), "branch", "--show-current"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return
-        if branch:
+        if branch := current_branch(self.session.cwd):
             self.call_from_thread(self.status_line.set, branch=branch)
 
     def _on_event(self, event: Event) -> None:
@@ -309,12 +243,13 @@ class QcliApp(App[int]):
     @work(group="command", exit_on_error=False)
     async def _slash_command(self, line: str) -> None:
         from qcli.commands import run_command
+        from qcli.tui_commands import TuiCommandHost
 
         if self._session is None:
             await self.ready.wait()
         self.transcript.add("user", line)
         try:
-            if not await run_command(_Host(self), line):
+            if not await run_command(TuiCommandHost(self), line):
                 self.notice(f"No command {line.split()[0]}; /help lists them.", "warning")
         except Exception as error:
             self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", "error")
@@ -330,51 +265,18 @@ class QcliApp(App[int]):
     # --- questions ---------------------------------------------------------------------------------
 
     def _questions_changed(self) -> None:
-        self.call_later(self._show_question)
+        from qcli.tui_approvals import show_question
 
-    async def _show_question(self) -> None:
-        question = self.approver.current
-        waiting = max(0, len(self.approver.queue) - 1)
-        if question is None:
-            if self.approval.question is not None:
-                await self.approval.hide()
-                self.prompt_box.display = True
-                self.prompt.focus()
-                self._terminal_title("qcli")
-            return
-        if self.approval.question is question:
-            if self.approval.waiting != waiting:
-                self.approval.waiting = waiting
-                self.approval._title.update(self.approval._title_text(question.request))
-            return
-        explanation = None
-        details = question.request.details
-        if details.type == "exec":
-            tool = self.session.registry.get(question.request.tool_name)
-            if tool is not None:
-                explanation = self.session.policy.explain_shell(tool, details.command)
-        self.prompt_box.display = False
-        await self.approval.ask(question, waiting, explanation)
-        self.status_line.set(busy="waiting for you")
-        self.bell()
-        self._terminal_title("qcli · waiting for you")
+        self.call_later(show_question, self)
 
     def on_approval_panel_answered(self, message: ApprovalPanel.Answered) -> None:
         self.approver.answer(message.question, message.decision)
         self.status_line.set(busy="working")
 
     async def on_approval_panel_edit_requested(self, message: ApprovalPanel.EditRequested) -> None:
-        from qcli.editor import edit_text
-        from qcore.permissions import Decision
+        from qcli.tui_approvals import edit_proposal
 
-        details = message.question.request.details
-        if details.type != "edit":
-            return
-        edited = self._in_editor(edit_text, details.new_content, Path(details.file_path).suffix or ".txt")
-        if edited is None:
-            self.notify("The editor did not run; set $EDITOR.", severity="error")
-            return
-        self.approver.answer(message.question, Decision.modify(edited))
+        edit_proposal(self, message.question)
 
     async def on_prompt_area_editor_requested(self, message: PromptArea.EditorRequested) -> None:
         from qcli.editor import edit_text
@@ -409,69 +311,29 @@ class QcliApp(App[int]):
 
     def action_interrupt(self) -> None:
         """Ctrl+C in layers: copy a selection; clear the input; stop the running tool; stop the turn; leave."""
-        selected = self.screen.get_selected_text()
-        if selected:
-            self.copy_to_clipboard(selected)
-            self.screen.clear_selection()
-            self.notify("Copied.", timeout=1.5)
-            return
-        if self.prompt_box.display and self.prompt.text:
-            self.prompt.clear_prompt()
-            return
-        if self.shell_signal is not None and not self.shell_signal.aborted:
-            self.shell_signal.abort("Stopped by the user.")
-            return
-        if self._session is not None and self.session.cancel_running_tools("The user stopped it (Ctrl+C)."):
-            self.notice("Stopped the running tool; the model gets its output so far.", "warning")
-            return
-        if self.turn_signal is not None and not self.turn_signal.aborted:
-            self.action_cancel_turn()
-            return
-        now = time.monotonic()
-        if now - self._last_ctrl_c <= CTRL_C_WINDOW:
-            self.exit(0)
-            return
-        self._last_ctrl_c = now
-        self.notify("Press Ctrl+C again to quit (or Ctrl+D).", timeout=CTRL_C_WINDOW)
+        from qcli.tui_keys import interrupt
+
+        interrupt(self)
 
     def action_cancel_turn(self) -> None:
-        if self.turn_signal is not None and not self.turn_signal.aborted:
-            self.pending.clear()
-            self.turn_signal.abort("The user cancelled the turn.")
-            self.notice("Cancelled.", "warning")
-            return
-        now = time.monotonic()
-        if (
-            now - self._last_escape < DOUBLE_ESCAPE_SECONDS
-        ):  # Esc Esc, as in Claude Code: the turns to go back to
-            self._last_escape = 0.0
-            self._slash_command("/rewind")
-        else:
-            self._last_escape = now
+        from qcli.tui_keys import cancel_turn
+
+        cancel_turn(self)
 
     def action_quit_if_empty(self) -> None:
-        if self.prompt_box.display and self.prompt.text:
-            self.prompt.action_delete_right()
-            return
-        self.exit(0)
+        from qcli.tui_keys import quit_if_empty
+
+        quit_if_empty(self)
 
     def action_cycle_mode(self) -> None:
-        from qcore.permissions import ApprovalMode
+        from qcli.tui_keys import cycle_mode
 
-        if self._session is None:
-            return
-        current = self.session.approval_mode.value
-        following = (
-            MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)]
-            if current in MODE_CYCLE
-            else "default"
-        )
-        self.session.set_approval_mode(ApprovalMode(following))
+        cycle_mode(self)
 
     def action_transcript(self) -> None:
-        from qcli.widgets.screens import TranscriptScreen
+        from qcli.tui_keys import show_transcript
 
-        self.push_screen(TranscriptScreen(self.transcript.lines()))
+        show_transcript(self)
 
     # --- output ------------------------------------------------------------------------------------
 
@@ -500,58 +362,3 @@ class QcliApp(App[int]):
                 from qcli.run import remove_scratch
 
                 remove_scratch(self.launch)
-
-
-class _Host:
-    """What slash commands see of the app."""
-
-    def __init__(self, app: QcliApp) -> None:
-        self.app = app
-
-    @property
-    def session(self) -> Session:
-        return self.app.session
-
-    @property
-    def stats(self) -> SessionStats:
-        return self.app.stats
-
-    def show(self, markdown: str) -> None:
-        self.app.show_markdown(markdown)
-
-    def notice(self, text: str, kind: str = "info") -> None:
-        self.app.notice(text, kind)
-
-    async def confirm(self, question: str) -> bool:
-        from qcli.widgets.screens import ConfirmScreen
-
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.app.push_screen(ConfirmScreen(question), lambda value: answer.set_result(bool(value)))
-        return await answer
-
-    async def clear_conversation(self) -> None:
-        await self.app.conversation.clear()
-        self.app.cards.clear()
-
-    def show_history(self, messages: Sequence[ChatMessage]) -> None:
-        from qcli.event_view import show_history
-
-        show_history(self.app, messages)
-
-    def quit(self) -> None:
-        self.app.exit(0)
-
-
-def _workspace_files(root: Path) -> list[str]:
-    from qcore.mentions import workspace_files
-
-    return workspace_files(root)
-
-
-def _warm_imports() -> None:
-    """Load the model client's SDK off the event loop, so the first request does not stall the screen."""
-    import contextlib
-    import importlib
-
-    with contextlib.suppress(ImportError):
-        importlib.import_module("openai")

@@ -1,9 +1,10 @@
 """Syntax highlighting for a diff view: Pygments tokens turned into per-line spans, off the event loop.
 
-``DiffView`` decides *which* lines to highlight (the visible rows and a screen of margin) and runs
-``Highlighter.run`` in a thread worker; this module does the work, so it has no widgets and no Textual
-import. Pygments is imported on first use, a lexer chosen per file by its name (a file no lexer knows is
-reported once and then shown plain).
+``DiffView`` decides *when* to highlight and runs ``Highlighter.run`` in a thread worker; this module
+says which lines (``wanted_lines``: the visible rows and a screen of margin), groups them into jobs
+(``plan_jobs``) and does the work, so it has no widgets and no Textual import. Pygments is imported on
+first use, a lexer chosen per file by its name (a file no lexer knows is reported once and then shown
+plain).
 
 A job is a run of consecutive lines of one side of one file, highlighted as one text with a few lines
 before it as context (``lookback``: a run that starts inside a string or a comment is still coloured
@@ -16,13 +17,23 @@ caller passes the theme's table), resolved against the app's theme when a row re
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from qcli.widgets.diff_rows import display_text
+from qcli.widgets.diff_rows import OLD, DiffRows, display_text
 
-__all__ = ["HighlightJob", "HighlightResult", "Highlighter", "LineSpans"]
+if TYPE_CHECKING:
+    from qcore.diffs import StructuredDiff
+
+__all__ = ["HighlightJob", "HighlightResult", "Highlighter", "LineSpans", "plan_jobs", "wanted_lines"]
+
+HIGHLIGHT_LOOKBACK = 30
+"""Lines highlighted before a run (not stored) so a run starting inside a string or comment gets its context."""
+HIGHLIGHT_BRIDGE = 40
+"""Runs of wanted lines closer than this are highlighted as one text."""
+HIGHLIGHT_MAX_LINES = 4_000
+"""At most this many lines per highlighting job; the next job takes the rest."""
 
 LineSpans = tuple[tuple[int, int, str], ...]
 """Highlight spans of one display line: (start, end, Textual style string)."""
@@ -42,6 +53,77 @@ class HighlightJob(NamedTuple):
     end: int
     lookback: int
     """First line highlighted (lines before ``start`` give context and are not stored)."""
+
+
+class _LineKeys(Protocol):
+    """What is highlighted already, by (file, side, line): the view's cache of spans."""
+
+    def __contains__(self, key: tuple[int, int, int], /) -> bool: ...
+
+
+def wanted_lines(
+    rows: DiffRows,
+    split: bool,
+    top: int,
+    height: int,
+    done: _LineKeys,
+    plain: Container[int],
+) -> dict[tuple[int, int], list[int]]:
+    """Lines (by file and side) to highlight next for a view of ``height`` rows from row ``top``: none
+    while the rows within half a screen of the view are ``done``; else every missing line within a screen
+    of it. So scrolling row by row starts a job every half screen, not every row. Files in ``plain`` (no
+    lexer) are left out."""
+
+    def missing(first: int, last: int) -> dict[tuple[int, int], list[int]]:
+        found: dict[tuple[int, int], list[int]] = {}
+        for (file, side), lines in rows.shown_lines(first, last, split).items():
+            if file in plain:
+                continue
+            if todo := [line for line in lines if (file, side, line) not in done]:
+                found[file, side] = todo
+        return found
+
+    count, half = rows.count(split), height // 2
+    if not missing(max(top - half, 0), min(top + height + half, count)):
+        return {}
+    return missing(max(top - height, 0), min(top + 2 * height, count))
+
+
+def plan_jobs(
+    wanted: dict[tuple[int, int], list[int]], diffs: Sequence[StructuredDiff], paths: Sequence[str]
+) -> list[HighlightJob]:
+    """Jobs for the ``wanted`` lines by (file, side) (sorted in place): runs closer than
+    ``HIGHLIGHT_BRIDGE`` merged, each with its lookback, about ``HIGHLIGHT_MAX_LINES`` lines in all."""
+    jobs: list[HighlightJob] = []
+    budget = HIGHLIGHT_MAX_LINES
+    for (file, side), lines in sorted(wanted.items()):
+        diff = diffs[file]
+        source = diff.old_lines if side == OLD else diff.new_lines
+        lines.sort()
+        run_start = previous = lines[0]
+        for line in [*lines[1:], None]:
+            if line is not None and line - previous <= HIGHLIGHT_BRIDGE:
+                previous = line
+                continue
+            end = previous + 1
+            jobs.append(
+                HighlightJob(
+                    file,
+                    side,
+                    paths[file],
+                    source,
+                    run_start,
+                    end,
+                    max(run_start - HIGHLIGHT_LOOKBACK, 0),
+                )
+            )
+            budget -= end - run_start
+            if line is None or budget <= 0:
+                break
+            run_start = previous = line
+        if budget <= 0:
+            break
+    return jobs
 
 
 class Highlighter:

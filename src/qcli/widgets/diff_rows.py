@@ -187,6 +187,28 @@ class DiffRows:
                 offset += deleted
         return self.starts(not split)[index] + offset
 
+    def shown_lines(self, first: int, last: int, split: bool) -> dict[tuple[int, int], list[int]]:
+        """The lines rows ``first`` to ``last`` show, by (file, side); an equal line counts on the new side
+        (the view highlights it from there)."""
+        shown: dict[tuple[int, int], list[int]] = {}
+        if first >= last:
+            return shown
+        starts = self.starts(split)
+        index, _ = self.locate(first, split)
+        segments = self.segments
+        while index < len(segments) and starts[index] < last:
+            kind, file, a, b, c, d = segments[index]
+            lo, hi = max(first - starts[index], 0), min(last, starts[index + 1]) - starts[index]
+            index += 1
+            if kind is RowKind.EQUAL:
+                shown.setdefault((file, NEW), []).extend(range(b + lo, b + hi))
+            elif kind is RowKind.CHANGE:
+                old_rows = range(lo, min(hi, b))
+                new_rows = range(lo, min(hi, d)) if split else range(max(lo - b, 0), max(hi - b, 0))
+                shown.setdefault((file, OLD), []).extend(a + i for i in old_rows)
+                shown.setdefault((file, NEW), []).extend(c + i for i in new_rows)
+        return shown
+
     def old_line_count(self) -> int:
         return max((len(diff.old_lines) for diff in self.diffs), default=0)
 

@@ -79,7 +79,8 @@ async def test_read_file_sees_the_unsaved_buffer_and_pages_it(
     result = await ReadFile(context).execute(
         ReadFile(context).build({"absolute_path": "a.py", "offset": 10, "limit": 2}), AbortSignal()
     )
-    assert result.text().startswith("Showing lines 11-12 of 100 total lines.")
+    assert result.text().startswith("[The editor holds unsaved changes to this file")  # the disk differs
+    assert "\n\nShowing lines 11-12 of 100 total lines." in result.text()
     assert result.text().endswith("unsaved 11\nunsaved 12")
 
 
@@ -193,8 +194,39 @@ async def test_a_disk_change_under_an_unsaved_buffer_stops_the_edit(
     _, result = await ask_and_run(
         Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
     )
-    assert result.error and "has changed since you last read it" in result.error.message
+    assert result.error and "changed on disk" in result.error.message
+    assert "Ask the user to save or reload" in result.error.message
     assert editor.writes == [] and target.read_text() == "a = 1\nb = 2\n"
+
+
+async def test_saving_the_buffer_the_model_read_is_not_a_change(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = root / "a.py"
+    target.write_text("a = 1\n")
+    editor.buffers[target] = "a = 1\n# unsaved\n"
+    read = ReadFile(context)
+    assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    target.write_text(editor.buffers[target])  # the user saves in the editor
+    _, result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
+    )
+    assert result.ok, result.text()
+    assert target.read_text() == "a = 3\n# unsaved\n"
+
+
+async def test_project_memory_is_asked_and_saved_on_disk(
+    root: Path, context: ToolContext, editor: Editor, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (root / "QWEN.md").write_text("# Project\n")
+    editor.buffers[root / "QWEN.md"] = "# Project\nunsaved notes by the user\n"
+    question, result = await ask_and_run(
+        SaveMemory(context), {"fact": "tests run with pytest", "scope": "project"}
+    )
+    assert question is not None and result.ok, result.text()
+    assert "tests run with pytest" in (root / "QWEN.md").read_text()
+    assert editor.writes == [] and editor.buffers[root / "QWEN.md"].endswith("unsaved notes by the user\n")
 
 
 async def test_what_the_editor_does_on_saving_is_what_is_recorded(
@@ -233,12 +265,13 @@ async def test_a_file_that_is_not_utf8_is_read_and_written_on_disk(
     assert editor.reads == [] and editor.writes == []
 
 
-async def test_files_outside_the_workspace_folders_never_go_to_the_editor(
-    tmp_path: Path, editor: Editor
+@pytest.mark.parametrize("inside", [False, True], ids=["beside the workspace", "inside a workspace folder"])
+async def test_the_sessions_temp_files_never_go_to_the_editor(
+    tmp_path: Path, editor: Editor, inside: bool
 ) -> None:
-    root, temp = tmp_path / "repo", tmp_path / "temp"
-    root.mkdir()
-    temp.mkdir()
+    root = tmp_path / "repo"
+    temp = root / ".qwen" / "tmp" if inside else tmp_path / "temp"  # a workspace opened at $HOME holds it
+    temp.mkdir(parents=True)
     (temp / "1.log").write_text("background output\n")
     context = ToolContext(
         Workspace([root], temp_dir=temp), file_access=EditorFiles(editor.read_text, editor.write_text)

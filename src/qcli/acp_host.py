@@ -3,14 +3,15 @@
 Each is used only where the client said at ``initialize`` that it offers it; otherwise the engine's own
 file tools and runner do the work. The safety does not move with the work:
 
-- Files: ``qcore.file_access.EditorFiles`` asks the disk what a path is before the editor is asked for
-  it, and the tools keep containment, the stale-file check and the shown-diff check on the editor's text.
+- Files (both reading and writing offered): ``qcore.file_access.EditorFiles`` asks the disk what a path
+  is before the editor is asked for it, and the tools keep containment, the stale-file check and the
+  shown-diff check on the editor's text and the disk under it.
 - Commands: a command that runs unconfined (the user approved it, or a rule or the approval mode let it
   run) runs in the client's terminal, shown live in its card; what it leaves running carries the runner's
-  marker, so the session ends it as it ends its own. A command that runs confined does not: the sandbox hands its seccomp program to bubblewrap
-  as an inherited descriptor, which a process the client starts cannot have, so read-only commands that
-  run unasked (and every command under ``tools.sandbox``) run here as they always do. Background
-  commands run here too, since the model reads their output from a log file.
+  marker, so the session ends it as it ends its own. A command that runs confined does not: the sandbox
+  hands its seccomp program to bubblewrap as an inherited descriptor, which a process the client starts
+  cannot have, so read-only commands (and every command under ``tools.sandbox``) run here as they always
+  do. Background commands run here too, since the model reads their output from a log file.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ _log = logging.getLogger("qcli.acp")
 OUTPUT_BYTE_LIMIT = 2 << 20
 """What the client keeps of a command's output (its end), as much as the local runner keeps."""
 KILL_WAIT_SECONDS = 1.0
-"""How long a killed terminal's command may take to be reported gone before its output is taken anyway
-(well inside the scheduler's grace for a cancelled tool, so the model still gets the output so far)."""
+"""How long the client may take to kill a command and report it gone, before its output is taken anyway."""
+OUTPUT_WAIT_SECONDS = 0.5
+"""How long the client may take to hand over a stopped command's output. With the kill's wait this stays
+inside the scheduler's grace for a cancelled tool, so the model still gets the output so far."""
 TERMINAL_ENV = {name: value for name, value in DEFAULT_ENV.items() if name != "TERM"}
 """No pager, prompt or editor may wait for input; the client's terminal is a real one, so TERM is its own."""
 
@@ -108,6 +111,7 @@ class ClientTerminalRunner:
         """Runs what the client's terminal must not: confined and background commands."""
         self._open: set[str] = set()
         self._late: set[asyncio.Future[None]] = set()
+        self._creating: set[asyncio.Future[Any]] = set()
 
     @property
     def sandbox(self) -> Sandbox:
@@ -146,6 +150,8 @@ class ClientTerminalRunner:
                 output_byte_limit=OUTPUT_BYTE_LIMIT,
             )
         )
+        self._creating.add(creating)
+        creating.add_done_callback(self._creating.discard)
         try:
             created = await asyncio.shield(creating)
         except asyncio.CancelledError:  # the client starts it all the same: it is released once known
@@ -175,17 +181,18 @@ class ClientTerminalRunner:
             raise OSError(errno.EIO, f"the editor's terminal failed ({reason(error)})") from error
         if status is None:  # cancelled or out of time: the client ends it, and says how
             with contextlib.suppress(Exception):
-                await client.kill_terminal(session_id=session_id, terminal_id=terminal)
-            with contextlib.suppress(Exception):
-                status = await asyncio.wait_for(
-                    client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal),
-                    KILL_WAIT_SECONDS,
-                )
+                async with asyncio.timeout(KILL_WAIT_SECONDS):
+                    await client.kill_terminal(session_id=session_id, terminal_id=terminal)
+                    status = await client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal)
         try:
-            output = await client.terminal_output(session_id=session_id, terminal_id=terminal)
+            output = await asyncio.wait_for(
+                client.terminal_output(session_id=session_id, terminal_id=terminal), OUTPUT_WAIT_SECONDS
+            )
         except Exception as error:
             raise OSError(errno.EIO, f"the editor's terminal output was lost ({reason(error)})") from error
-        text = output.output.replace("\r\n", "\n")  # a terminal ends lines with CR LF
+        # A JSON string may hold a lone surrogate (a tail cut inside a pair): replaced, as bad bytes are.
+        raw = output.output.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = raw.replace("\r\n", "\n")  # a terminal ends lines with CR LF
         binary = looks_binary(text[:SNIFF_BYTES].encode(errors="replace"))
         if output.truncated:
             limit = OUTPUT_BYTE_LIMIT >> 20
@@ -197,7 +204,7 @@ class ClientTerminalRunner:
             signal=exited.signal if exited else None,
             pid=None,
             pgid=None,
-            total_bytes=len(output.output.encode()),
+            total_bytes=len(raw.encode()),
             timed_out=timed_out,
             cancelled=signal.aborted and not timed_out,
             binary=binary,
@@ -239,6 +246,9 @@ class ClientTerminalRunner:
     async def aclose(self) -> None:
         """Release every terminal, then end what the commands left running (found by the marker in their
         environment, when the client runs them on this machine)."""
+        if self._creating:  # a terminal still being made is released (and its leftovers swept) too
+            await asyncio.wait(list(self._creating), timeout=KILL_WAIT_SECONDS)
+            await asyncio.sleep(0)  # let their callbacks start the releases
         for terminal in list(self._open):
             await self._release(terminal)
         if self._late:

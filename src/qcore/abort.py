@@ -92,9 +92,9 @@ class AbortSignal:
             aborted.cancel()
         if self._reason is None:
             return task.result()
-        if discard is not None and not task.cancelled() and task.exception() is None:
+        if not task.cancelled() and task.exception() is None and discard is not None:
             await discard(task.result())
-        return None
+        return None  # (an error the work ended with in the same tie was retrieved above, and is dropped)
 
     def child(self) -> AbortSignal:
         """A signal that aborts with this one but can also be aborted on its own (one turn of many)."""

@@ -37,14 +37,26 @@ class FileRead:
     """The bytes the tool works on: the disk's, or the editor's text as UTF-8."""
     disk: str | None = None
     """When the text came from an editor: the fingerprint of the file on disk at that moment."""
+    unsaved: bool = False
+    """When the text came from an editor: it differs from the file on disk (changes not saved yet)."""
 
     @cached_property
     def stamp(self) -> str:
-        """What the stale-file check records: the data's fingerprint, and the disk's with an editor."""
-        return fingerprint(self.data) if self.disk is None else fingerprint(self.data, self.disk.encode())
+        """What the stale-file check records: the data's fingerprint; with an editor, ``<text>+<disk>``,
+        so a check can tell which of the two changed (``text_of`` and ``disk_of`` take it apart)."""
+        return fingerprint(self.data) if self.disk is None else f"{fingerprint(self.data)}+{self.disk}"
 
     def same_as(self, other: FileRead) -> bool:
         return self.data == other.data and self.disk == other.disk
+
+
+def text_of(stamp: str) -> str:
+    return stamp.split("+", 1)[0]
+
+
+def disk_of(stamp: str) -> str | None:
+    """The disk's part of an editor read's stamp (None: the stamp is of a disk read)."""
+    return stamp.split("+", 1)[1] if "+" in stamp else None
 
 
 class FileAccess(Protocol):
@@ -110,7 +122,7 @@ class EditorFiles:
             raise NotTextError(f"the editor's text holds an unpaired surrogate at {error.start}") from None
         if len(data) > limit:
             raise FileTooLarge(path, len(data), limit)
-        return FileRead(data, fingerprint(disk))
+        return FileRead(data, fingerprint(disk), _plain(data) != _plain(disk))
 
     async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
         if encoding != "utf-8":  # read from disk (see ``read``): written there too
@@ -126,3 +138,8 @@ class EditorFiles:
             return await self.read(path, max(2 * len(data), 1 << 20))
         except (OSError, NotTextError):
             return FileRead(data, disk="")  # written, but not readable back: the next edit reads afresh
+
+
+def _plain(data: bytes) -> bytes:
+    """UTF-8 text as an editor holds it: no BOM, LF line ends (editors keep those aside)."""
+    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")

@@ -55,6 +55,10 @@ class FileStates:
         else:
             self._seen[path] = digest
 
+    def seen(self, path: Path) -> str | None:
+        """The stamp recorded for ``path`` (None: the model has not read it)."""
+        return self._seen.get(path)
+
     def changed_since_seen(self, path: Path, stamp: str | None) -> bool:
         """True when the model saw ``path`` and its ``stamp`` (``FileRead.stamp``: the bytes'
         fingerprint) is now different, or it is gone (None)."""

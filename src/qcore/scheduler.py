@@ -222,7 +222,7 @@ class ToolScheduler:
                 return self._cancel(call, "Tool call cancelled by user.")
             if chosen.outcome is not ToolConfirmationOutcome.MODIFY_WITH_EDITOR:
                 break
-            modified = await self._modified(call, tool, chosen)
+            modified = await self._modified(call, tool, chosen, signal)
             if modified.state.terminal:
                 return modified
             call = modified
@@ -254,7 +254,9 @@ class ToolScheduler:
                 )
         return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
 
-    async def _modified(self, call: ToolCall, tool: AnyTool, chosen: Decision) -> ToolCall:
+    async def _modified(
+        self, call: ToolCall, tool: AnyTool, chosen: Decision, signal: AbortSignal
+    ) -> ToolCall:
         """The call with the user's own content in place of the model's proposal, to be asked about again."""
         modify = getattr(tool, "modified_params", None)
         if modify is None or chosen.new_content is None:
@@ -266,7 +268,9 @@ class ToolScheduler:
         try:
             params = modify(call.params, chosen.new_content)
             if inspect.isawaitable(params):  # the built-in tools read the file again; a plugin's may not
-                params = await params
+                params = await signal.race(params)
+                if signal.aborted:
+                    return self._cancel(call, "Tool call cancelled by user.")
         except ToolParamsError as error:
             return self._fail(call, f"The edited content cannot be used: {error}", error.error_type)
         return call.evolve(params=params, args=params.model_dump(), modified_by_user=True)

@@ -257,10 +257,16 @@ class BaseTool(Generic[P]):
 
     def file_access(self, path: Path) -> FileAccess:
         """Where this tool reads and writes ``path``: the context's access (an editor) for files in the
-        workspace's folders; the disk for the rest (the session's temp folder, the memory files), which
-        no editor holds."""
+        workspace's folders; the disk for the rest, which no editor holds (the session's temp folder,
+        even when a workspace folder contains it)."""
         access = self.context.file_access if self.context is not None else None
-        if access is not None and any(path.is_relative_to(root) for root in self.workspace.roots):
+        workspace = self.workspace if access is not None else None
+        if (
+            access is not None
+            and workspace is not None
+            and any(path.is_relative_to(root) for root in workspace.roots)
+            and not (workspace.temp_dir is not None and path.is_relative_to(workspace.temp_dir))
+        ):
             return access
         from qcore.file_access import DISK
 

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.diffs import StructuredDiff, file_diff, structured_diff
-from qcore.file_access import DISK, FileAccess, FileRead
+from qcore.file_access import DISK, FileAccess, FileRead, disk_of, text_of
 from qcore.files import (
     FileTooLarge,
     NotRegularFile,
@@ -165,9 +165,20 @@ class FileChangeTool(BaseTool[P]):
     def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
         if self.context is None:
             return None
-        stamp = proposal.original.read.stamp if proposal.original else None
-        if not self.context.file_states.changed_since_seen(proposal.path, stamp):
+        read = proposal.original.read if proposal.original else None
+        states = self.context.file_states
+        if not states.changed_since_seen(proposal.path, read.stamp if read else None):
             return None
+        seen = states.seen(proposal.path) or ""
+        if read is not None and disk_of(seen) is not None and text_of(seen) == text_of(read.stamp):
+            if not read.unsaved:
+                return None  # the user saved the text the model saw: the disk now holds just that
+            return ToolResult.failure(
+                f"{proposal.path} changed on disk (a command or another program wrote it) while the editor "
+                "holds unsaved changes to it, so writing either would lose the other. Nothing was written. "
+                "Ask the user to save or reload the file in the editor, then read it again.",
+                ToolErrorType.EDIT_PREPARATION_FAILURE,
+            )
         return ToolResult.failure(
             f"{proposal.path} has changed since you last read it (edited by the user or another program). "
             "Nothing was written. Read it again with read_file, then redo the change against its current content.",

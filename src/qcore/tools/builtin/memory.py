@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.file_access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
 from qcore.tools.results import ToolResult
@@ -104,9 +105,14 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         fact = fact if len(fact) <= 80 else fact[:77] + "..."
         return f"Remember ({params.scope}): {fact}"
 
+    def file_access(self, path: Path) -> FileAccess:
+        """Always the disk: a fact is appended to the memory file as it is saved there (the project's
+        ``QWEN.md`` too, though it is in the workspace), read and written the same way."""
+        return DISK
+
     async def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
         path = self.memory_path(params.scope)
-        existing = await load_existing(path)
+        existing = await load_existing(path, self.file_access(path))
         if isinstance(existing, ToolResult):
             return existing
         return Proposal(path, existing, add_memory(existing.file.text if existing else "", params.fact))

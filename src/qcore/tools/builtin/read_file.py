@@ -277,7 +277,14 @@ class ReadFile(BaseTool[ReadFileParams]):
             lines.pop()
         start = params.offset or 0
         page = lines[start : start + (params.limit or self._limits()[0])]
-        return self._window(page, len(lines), params, shown)
+        result = self._window(page, len(lines), params, shown)
+        if read.unsaved and result.ok:  # the model should know the disk says otherwise (commands see it)
+            note = (
+                "[The editor holds unsaved changes to this file: this is its text, which differs from the "
+                "file on disk that commands and searches see.]\n\n"
+            )
+            return ToolResult(note + result.text(), result.return_display or f"Read {shown} (unsaved)")
+        return result
 
     def _window(self, page: Sequence[str], total: int, params: ReadFileParams, shown: str) -> ToolResult:
         """The reply for ``page``, the lines from ``params.offset`` on (at most the limit) of ``total``."""

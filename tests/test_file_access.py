@@ -309,3 +309,17 @@ async def test_a_cancel_does_not_wait_for_an_editor_that_never_answers(root: Pat
     outcome = await asyncio.wait_for(turn, 5)
     assert outcome.reason == "cancelled" and (root / "a.py").read_text() == "a = 1\n"
     await session.aclose()
+
+
+async def test_questions_never_executed_are_not_kept_forever(root: Path) -> None:
+    (root / "a.py").write_text("a = 1\n")
+    tool = Edit(ToolContext(Workspace([root])))
+    asked = [
+        tool.build({"file_path": "a.py", "old_string": "a = 1", "new_string": f"a = {n + 2}"})
+        for n in range(200)
+    ]
+    for params in asked:  # each refused by the user: never executed
+        assert await tool.should_confirm_execute(params, AbortSignal()) is not None
+    assert len(tool._shown) <= 64
+    result = await tool.execute(asked[-1], AbortSignal())  # the latest still writes what it showed
+    assert result.ok and (root / "a.py").read_text() == "a = 201\n"

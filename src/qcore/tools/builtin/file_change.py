@@ -46,6 +46,10 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 text, new text, new bytes, the diff), so this bounds one call to about half a gigabyte. Content the
 model sends is bounded well below it by the client's cap on a tool call's arguments."""
 
+MAX_SHOWN = 64
+"""Proposals kept between a question and its execution: far more than one batch of edits asks at once,
+and a bound on what questions that are never executed (refused, cancelled) hold on to."""
+
 _TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or split it into smaller files."
 
 
@@ -204,6 +208,8 @@ class FileChangeTool(BaseTool[P]):
             return None  # nothing to ask: execute reports the failure
         diff = structured_diff(proposal.old_text, proposal.new_text, regions=proposal.regions)
         self._shown[id(params)] = _Shown(params, proposal, diff)
+        while len(self._shown) > MAX_SHOWN:  # questions refused or cancelled are never executed
+            self._shown.pop(next(iter(self._shown)))
         shown = self.workspace.relative(proposal.path)
         return EditConfirmation(
             title=f"{self.confirm_title}: {shown}",

@@ -182,14 +182,20 @@ async def test_memory_stays_on_disk(
     assert result.ok and editor.reads == [] and editor.writes == []
 
 
-async def test_a_disk_change_under_an_unsaved_buffer_stops_the_edit(
-    root: Path, context: ToolContext, editor: Editor
-) -> None:
+async def read_with_unsaved_changes(root: Path, context: ToolContext, editor: Editor) -> Path:
+    """``a.py`` on disk, a line more in the editor, and the model has read it (through the editor)."""
     target = root / "a.py"
     target.write_text("a = 1\n")
     editor.buffers[target] = "a = 1\n# unsaved\n"
     read = ReadFile(context)
     assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    return target
+
+
+async def test_a_disk_change_under_an_unsaved_buffer_stops_the_edit(
+    root: Path, context: ToolContext, editor: Editor
+) -> None:
+    target = await read_with_unsaved_changes(root, context, editor)
     target.write_text("a = 1\nb = 2\n")  # a command (sed -i, a formatter) rewrites the file on disk
     _, result = await ask_and_run(
         Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
@@ -202,11 +208,7 @@ async def test_a_disk_change_under_an_unsaved_buffer_stops_the_edit(
 async def test_saving_the_buffer_the_model_read_is_not_a_change(
     root: Path, context: ToolContext, editor: Editor
 ) -> None:
-    target = root / "a.py"
-    target.write_text("a = 1\n")
-    editor.buffers[target] = "a = 1\n# unsaved\n"
-    read = ReadFile(context)
-    assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    target = await read_with_unsaved_changes(root, context, editor)
     target.write_text(editor.buffers[target])  # the user saves in the editor
     _, result = await ask_and_run(
         Edit(context), {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}

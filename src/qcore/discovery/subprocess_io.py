@@ -21,6 +21,9 @@ from qcore.abort import AbortSignal
 from qcore.process_tracker import ProcessTracker
 from qcore.processes import KILL_GRACE_SECONDS, ProcessRunner, run_group
 
+DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
+"""Bytes per stream, as in Qwen Code; past it the command's process group is ended."""
+
 
 @dataclass(frozen=True)
 class Captured:
@@ -76,7 +79,7 @@ async def run_captured(
     env: Mapping[str, str] | None = None,
     stdin: bytes = b"",
     time_limit: float | None = None,
-    max_output: int = 10 * 1024 * 1024,
+    max_output: int = DEFAULT_MAX_OUTPUT,
     signal: AbortSignal | None = None,
     kill_grace: float = KILL_GRACE_SECONDS,
     processes: ProcessTracker | None = None,
@@ -117,3 +120,20 @@ async def run_captured(
         pid=ended.pid,
         duration=time.monotonic() - started,
     )
+
+
+def failure_reason(run: Captured, what: str, max_output: int, time_limit: float) -> str | None:
+    """Why ``run`` (described as ``what``) did not succeed, as one sentence; None when it exited 0."""
+    if run.error is not None:
+        return f"{what} could not be started: {run.error}"
+    if run.timed_out:
+        return f"{what} did not finish within {time_limit:g} s and was stopped."
+    if run.cancelled:
+        return f"{what} was cancelled."
+    if run.over_limit:
+        return f"{what} printed more than {max_output} bytes and was stopped."
+    if run.exit_code != 0:
+        how = f"exit code {run.exit_code}" if run.signal is None else f"signal {run.signal}"
+        tail = run.stderr.strip()[-500:]
+        return f"{what} failed with {how}" + (f": {tail}" if tail else ".")
+    return None

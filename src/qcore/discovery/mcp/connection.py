@@ -6,6 +6,7 @@ the task that entered them. Calls are made from the callers' own tasks on the li
 task only waits to be told to stop, or for the stream to end (the server died), and then tears down,
 which also ends the server process. The connect phase runs under one ``asyncio.timeout`` that is
 disarmed once the tools are listed, so a server that never answers fails after its own timeout.
+What a session offers is read by ``listing``; how a failure is worded lives in ``failures``.
 """
 
 from __future__ import annotations
@@ -26,23 +27,14 @@ from qcore.discovery.mcp.config import (
     connect_timeout,
     request_timeout,
     server_cwd,
-    tool_enabled,
     transport_of,
 )
+from qcore.discovery.mcp.failures import call_failure, connect_failure, lost_reason
+from qcore.discovery.mcp.listing import count_listed, list_tools
 from qcore.discovery.mcp.status import McpServerState, McpServerStatus, StderrLog
 from qcore.discovery.mcp.tool import McpCallError, McpTool, ProgressCallback
-from qcore.discovery.mcp.transport import (
-    SetupError,
-    WatchedStream,
-    all_pages,
-    describe_error,
-    import_mcp,
-    is_connection_lost,
-    leaf_error,
-    open_transport,
-)
+from qcore.discovery.mcp.transport import WatchedStream, describe_error, import_mcp, open_transport
 from qcore.settings.model import McpServerConfig
-from qcore.tools.names import mcp_tool_name
 
 logger = logging.getLogger(__name__)
 
@@ -236,18 +228,8 @@ class McpConnection:
                 return "disconnected", self._lost or f"connection lost: {describe_error(error)}"
             if deadline.expired():
                 return "failed", f"timed out after {limit:g}s while connecting"
-            return "failed", self._failure_reason(error)
+            return "failed", connect_failure(error, self.transport, self.config.http_url or self.config.url)
         return "disconnected", self._lost or "closed"
-
-    def _failure_reason(self, error: BaseException) -> str:
-        leaf = leaf_error(error)
-        if isinstance(leaf, SetupError):
-            return str(leaf)
-        if is_connection_lost(leaf):
-            if self.transport == "stdio":
-                return "the server closed the connection while starting (see its standard error)"
-            return f"cannot connect to {self.config.http_url or self.config.url}: {describe_error(leaf)}"
-        return f"connection failed: {describe_error(leaf)}"
 
     async def _serve(self) -> None:
         while True:
@@ -295,32 +277,9 @@ class McpConnection:
     async def _list(self, session: Any) -> None:
         """Tools (filtered), and how many prompts and resources there are; a server with no tools is fine."""
         capabilities = session.server_capabilities
-        listed: list[Any] = []
-        if capabilities is None or capabilities.tools is not None:
-            listed = await all_pages(session.list_tools, "tools")
-        self.tools = [
-            McpTool(
-                server_name=self.name,
-                server_tool_name=tool.name,
-                name=mcp_tool_name(self.name, tool.name),
-                description=tool.description or "",
-                input_schema=tool.input_schema,
-                trust=self.config.trust,
-                caller=self,
-            )
-            for tool in listed
-            if tool.name and tool_enabled(tool.name, self.config)
-        ]
-        self._prompt_count = await self._count(session.list_prompts, "prompts", capabilities)
-        self._resource_count = await self._count(session.list_resources, "resources", capabilities)
-
-    async def _count(self, method: Callable[..., Awaitable[Any]], field: str, capabilities: Any) -> int:
-        if capabilities is None or getattr(capabilities, field, None) is None:
-            return 0
-        try:
-            return len(await all_pages(method, field))
-        except Exception:
-            return 0
+        self.tools = await list_tools(session, self.name, self.config, self)
+        self._prompt_count = await count_listed(session.list_prompts, "prompts", capabilities)
+        self._resource_count = await count_listed(session.list_resources, "resources", capabilities)
 
     async def _list_roots(self, context: Any) -> Any:
         from mcp.types import ListRootsResult, Root
@@ -415,22 +374,12 @@ class McpConnection:
             forget()
 
     def _call_error(self, what: str, error: BaseException) -> McpCallError:
-        from mcp.shared.exceptions import MCPError
-        from mcp.types import REQUEST_TIMEOUT
-
-        leaf = leaf_error(error)
-        if is_connection_lost(leaf):
-            reason = "the connection closed" if isinstance(leaf, MCPError) else describe_error(leaf)
-            self._lose(reason)
-            if self._closing:
-                return McpCallError(f"MCP server '{self.name}' was shut down during the call")
-            self.start()
-            return McpCallError(f"MCP server '{self.name}' is not connected: {reason}; reconnecting")
-        if isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT:
-            limit = request_timeout(self.config)
-            return McpCallError(
-                f"MCP {what} on server '{self.name}' timed out after {limit:g}s (the server's `timeout` setting)"
-            )
-        if isinstance(leaf, MCPError):
-            return McpCallError(f"MCP server '{self.name}' refused {what}: {leaf.message}")
-        return McpCallError(f"MCP {what} on server '{self.name}' failed: {describe_error(leaf)}")
+        """A lost connection is marked lost (and reconnected unless closing); anything else is phrased."""
+        reason = lost_reason(error)
+        if reason is None:
+            return call_failure(self.name, what, error, request_timeout(self.config))
+        self._lose(reason)
+        if self._closing:
+            return McpCallError(f"MCP server '{self.name}' was shut down during the call")
+        self.start()
+        return McpCallError(f"MCP server '{self.name}' is not connected: {reason}; reconnecting")

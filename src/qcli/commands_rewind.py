@@ -11,7 +11,7 @@ import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from qcli.commands import CommandHost
+    from qcli.commands_host import CommandHost
     from qcore.checkpoint_restore import RestorePlan
     from qcore.turn_checkpoints import TurnCheckpoints
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from textual.containers import Vertical
 
-from qcli.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
+from qcli.widgets.markdown_stream import StreamingMarkdown
+from qcli.widgets.reasoning_block import ReasoningBlock
 
 
 class AssistantTurn(Vertical):

@@ -19,11 +19,14 @@ The pieces:
   fence whose code did not change is not re-rendered. A growing top-level list remounts only its last
   item and the new ones (Textual remounts the whole list per append). Everything written reaches the
   ``Markdown`` in order, so the finished widget renders exactly as ``Markdown(full_text)``.
-- ``ReasoningBlock`` is a ``Collapsible`` ("Thinking…", then "Thought for N s"); while collapsed a write
-  only appends to a list, and the text is rendered once as Markdown when it ends.
+- The inner document, Textual's ``Markdown`` with the highlight memo and the list fix, is built in
+  ``markdown_document.py``.
+- ``ReasoningBlock`` (``reasoning_block.py``) is a ``Collapsible`` ("Thinking…", then "Thought for N s");
+  while collapsed a write only appends to a list, and the text is rendered once as Markdown when it ends.
+  It is re-exported here.
 
-Textual's ``Markdown``, markdown-it and Pygments are imported on first use (in ``_document_class`` and
-the highlight memo), so importing this module stays cheap.
+Textual's ``Markdown``, markdown-it and Pygments are imported on first use (in ``markdown_document``), so
+importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -31,121 +34,21 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Collapsible
 
 from qcli.widgets.fences import Event, FenceClosed, FenceCode, FenceSplitter, MarkdownText
-from qcli.widgets.plain_stream import OpenFence, PlainStream
+from qcli.widgets.markdown_document import document_class, prepare_highlight
+from qcli.widgets.plain_stream import OpenFence
+from qcli.widgets.reasoning_block import ReasoningBlock
 
 if TYPE_CHECKING:
-    from textual.content import Content
     from textual.widgets import Markdown
 
 __all__ = ["ReasoningBlock", "StreamingMarkdown"]
-
-
-# --- The Markdown document, with highlighting memoised ---------------------------------------------
-
-
-@lru_cache(maxsize=8)
-def _highlight(code: str, language: str, ansi: bool, dark: bool) -> Content:
-    from textual.widgets._markdown import MarkdownFence
-
-    return MarkdownFence.highlight(code, language, ansi, dark)
-
-
-def _prepare_highlight(source: str, ansi: bool, dark: bool) -> None:
-    """Highlight a closed fence's code into the memo (run in a thread, before the fence is mounted)."""
-    from markdown_it import MarkdownIt
-
-    for token in MarkdownIt("gfm-like").parse(source):
-        if token.type == "fence":
-            _highlight(token.content.rstrip(), token.info, ansi, dark)
-            return
-
-
-@cache
-def _document_class() -> type[Markdown]:
-    """Textual's Markdown with two streaming fixes (built on first use, so the import stays lazy).
-
-    Fences are highlighted through the memo, and a re-parsed fence whose code did not change is not
-    re-rendered. A top-level list that grows remounts only its last item and the new ones: Textual
-    replaces the whole list on every append, which costs about 7 ms per item per update (a 40-item list
-    took 270-490 ms per update).
-    """
-    from textual.containers import Horizontal
-    from textual.widgets import Markdown
-    from textual.widgets._markdown import (
-        MarkdownBlock,
-        MarkdownBulletList,
-        MarkdownFence,
-        MarkdownList,
-        MarkdownListItem,
-        MarkdownOrderedList,
-    )
-
-    class AnswerFence(MarkdownFence):
-        @classmethod
-        def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
-            return _highlight(code, language, ansi, dark)
-
-        async def _update_from_block(self, block: MarkdownBlock) -> None:
-            # Text appended after a closed fence re-parses it until a new block starts: don't re-render
-            # the same code (Textual's Label renders every line of it).
-            if isinstance(block, MarkdownFence) and (block.code, block.lexer) == (self.code, self.lexer):
-                self._copy_context(block)
-                return
-            await super()._update_from_block(block)
-
-    async def grow_list(current: MarkdownList, block: MarkdownBlock) -> bool:
-        """Update a mounted list from its re-parsed, longer self; False if it has to be replaced."""
-        rows = [child for child in current.children if isinstance(child, Horizontal)]
-        if type(block) is not type(current) or not rows:
-            return False
-        items = [item for item in block._blocks if isinstance(item, MarkdownListItem)]
-        if len(items) < len(rows):
-            return False
-        if isinstance(current, MarkdownOrderedList):
-            try:
-                start = int(items[0].bullet)
-            except ValueError:
-                start = 1
-            if len(str(start + len(rows) - 1)) != len(str(start + len(items) - 1)):
-                return False  # numbers got wider: every bullet is re-aligned
-        new_rows = list(block.compose())  # Textual's own rows; only the last old one and new ones mount
-        current._copy_context(block)
-        await rows[-1].remove()
-        await current.mount_all(new_rows[len(rows) - 1 :])
-        return True
-
-    class AnswerBulletList(MarkdownBulletList):
-        async def _update_from_block(self, block: MarkdownBlock) -> None:
-            if not await grow_list(self, block):
-                await super()._update_from_block(block)
-
-    class AnswerOrderedList(MarkdownOrderedList):
-        async def _update_from_block(self, block: MarkdownBlock) -> None:
-            if not await grow_list(self, block):
-                await super()._update_from_block(block)
-
-    class AnswerMarkdown(Markdown):
-        BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (declared so by Markdown)
-            **Markdown.BLOCKS,
-            "fence": AnswerFence,
-            "code_block": AnswerFence,
-            "bullet_list_open": AnswerBulletList,
-            "ordered_list_open": AnswerOrderedList,
-        }
-
-    return AnswerMarkdown
-
-
-# --- The streaming answer --------------------------------------------------------------------------
 
 
 class StreamingMarkdown(Widget):
@@ -204,7 +107,7 @@ class StreamingMarkdown(Widget):
     @property
     def document(self) -> Markdown:
         """The inner Markdown widget (everything except a fence that is still open)."""
-        return self.query_one(_document_class())
+        return self.query_one(document_class())
 
     @property
     def source(self) -> str:
@@ -218,7 +121,7 @@ class StreamingMarkdown(Widget):
         return self._done.is_set()
 
     def compose(self) -> ComposeResult:
-        yield _document_class()(open_links=self._open_links)
+        yield document_class()(open_links=self._open_links)
 
     def on_mount(self) -> None:
         self.run_worker(self._pump(), name="markdown-stream", group="markdown-stream")
@@ -298,127 +201,13 @@ class StreamingMarkdown(Widget):
             return
         app = self.app
         for source in closed:  # highlight off the event loop; the document then finds it in the memo
-            await asyncio.to_thread(_prepare_highlight, source, app.native_ansi_color, app.current_theme.dark)
+            await asyncio.to_thread(prepare_highlight, source, app.native_ansi_color, app.current_theme.dark)
         with app.batch_update():
             if closed and self._fence is not None:
                 await self._fence.remove()
                 self._fence = None
                 self.remove_class("-fence-open")
             await self.document.append("".join(text))
-
-
-# --- Reasoning ------------------------------------------------------------------------------------
-
-
-class ReasoningBlock(Collapsible):
-    """The model's reasoning, streamed into a collapsed block.
-
-    ``write`` only appends to a list while the block is collapsed; when it is expanded the text streams
-    into a ``PlainStream`` (at most once per ``FLUSH_INTERVAL``). ``finish()`` sets the title to
-    "Thought for N s", adds the class ``-finished``, and (with ``markdown=True``) renders the text as
-    Markdown once, when the block is next shown.
-    """
-
-    FLUSH_INTERVAL: ClassVar[float] = 1 / 30
-
-    DEFAULT_CSS = """
-    ReasoningBlock {
-        background: transparent;
-        border-top: none;
-        padding: 0;
-        & > Contents {
-            padding: 0 0 0 3;
-        }
-        & PlainStream {
-            color: $text-muted;
-        }
-        & Markdown {
-            color: $text-muted;
-            padding: 0 1 0 0;
-        }
-        & > CollapsibleTitle {
-            color: $text-muted;
-        }
-    }
-    """
-
-    def __init__(
-        self,
-        text: str = "",
-        *,
-        title: str = "Thinking…",
-        collapsed: bool = True,
-        markdown: bool = True,
-        name: str | None = None,
-        id: str | None = None,
-        classes: str | None = None,
-    ) -> None:
-        self._body = PlainStream(wrap=True)
-        super().__init__(self._body, title=title, collapsed=collapsed, name=name, id=id, classes=classes)
-        self._render_markdown = markdown
-        self._pending: list[str] = []
-        self._chunks: list[str] = []
-        self._started = time.monotonic()
-        self._elapsed: float | None = None
-        self._flush_due = False
-        self._markdown_shown = False
-        if text:
-            self.write(text)
-
-    @property
-    def text(self) -> str:
-        """All the reasoning written so far."""
-        return "".join(self._chunks)
-
-    @property
-    def elapsed(self) -> float | None:
-        """Seconds from creation to ``finish()``, or None while streaming."""
-        return self._elapsed
-
-    def write(self, fragment: str) -> None:
-        if not fragment:
-            return
-        self._chunks.append(fragment)
-        self._pending.append(fragment)
-        if not self.collapsed and not self._flush_due and self.is_mounted:
-            self._flush_due = True
-            self.set_timer(self.FLUSH_INTERVAL, self._flush)
-
-    def finish(self) -> None:
-        """The reasoning ended: show how long it took."""
-        if self._elapsed is not None:
-            return
-        self._elapsed = time.monotonic() - self._started
-        self.title = f"Thought for {max(1, round(self._elapsed))} s"
-        self.add_class("-finished")
-        if not self.collapsed:
-            self._show()
-
-    def _flush(self) -> None:
-        self._flush_due = False
-        if self._pending and not self._markdown_shown:
-            self._body.append("".join(self._pending))
-        self._pending.clear()
-
-    def _show(self) -> None:
-        """Bring the display up to date (called when the block is shown or finishes while shown)."""
-        if self._elapsed is not None and self._render_markdown:
-            if not self._markdown_shown:
-                self._markdown_shown = True
-                self._pending.clear()
-                self._body.display = False
-                self.query_one(Collapsible.Contents).mount(_document_class()(self.text))
-            return
-        self._flush()
-
-    def _watch_collapsed(self, collapsed: bool) -> None:
-        super()._watch_collapsed(collapsed)
-        if not collapsed and self.is_mounted:
-            self._show()
-
-    def on_mount(self) -> None:
-        if not self.collapsed:
-            self._show()
 
 
 def _demo() -> None:

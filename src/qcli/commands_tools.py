@@ -19,13 +19,16 @@ __all__ = ["kernel", "mcp", "tools"]
 
 async def tools(host: CommandHost, args: str) -> None:
     from qcore.permissions.sandbox import detect_sandbox, sandbox_status
-    from qcore.tools.base import MUTATOR_KINDS
+    from qcore.tools.base import BaseTool
 
     rows = []
     for tool in host.session.registry:
         server = getattr(tool, "server_name", None)
         origin = f"MCP {server}" if isinstance(server, str) else type(tool).__module__.split(".")[1]
-        asks = "asks" if tool.kind in MUTATOR_KINDS or tool.kind.value in ("fetch", "other") else "never"
+        # A tool with a question of its own asks (unless its mode or a rule says otherwise); save_memory
+        # is of the think kind and still asks with its diff.
+        own_question = type(tool).should_confirm_execute is not BaseTool.should_confirm_execute
+        asks = "asks" if own_question else "never"
         rows.append((f"`{tool.name}`", tool.kind.value, asks, origin))
     shell = host.session.registry.get("run_shell_command")
     runner = getattr(shell, "runner", None)  # the shell tool's runner knows which sandbox it uses

@@ -605,7 +605,9 @@ async def test_the_tools_command_says_which_sandbox_is_in_use(workspace: Path, h
 
     assert await run_command(Host(), "/tools")  # type: ignore[arg-type]
     assert shown[0].endswith(f"**Sandbox**: {sandbox_status(SANDBOX, True)}")
-    asks = {line.split("|")[1].strip(" `"): line.split("|")[3].strip() for line in shown[0].splitlines()[4:-2]}
+    asks = {
+        line.split("|")[1].strip(" `"): line.split("|")[3].strip() for line in shown[0].splitlines()[4:-2]
+    }
     assert asks["save_memory"] == "asks" and asks["todo_write"] == "never"  # both of the think kind
     assert asks["read_file"] == "never" and asks["edit"] == "asks"
 

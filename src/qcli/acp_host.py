@@ -103,7 +103,7 @@ class ClientHost:
 
 
 class ClientTerminalRunner:
-    """A ``ShellRunner`` that runs approved, unconfined commands in the client's terminals."""
+    """A ``ShellRunner`` that runs unconfined commands in the client's terminals (confined ones here)."""
 
     def __init__(self, host: ClientHost, local: SubprocessShellRunner) -> None:
         self.host = host

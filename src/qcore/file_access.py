@@ -126,8 +126,7 @@ class EditorFiles:
 
     async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
         if encoding != "utf-8":  # read from disk (see ``read``): written there too
-            atomic_write(path, data)
-            return FileRead(data)
+            return await DISK.write(path, data, encoding)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:  # not reachable from a proposal, which encodes with it

@@ -65,6 +65,12 @@ class Workspace:
     def contains(self, path: str | Path) -> bool:
         return self._inside(_real(path), self.roots)
 
+    def holds_own_file(self, real: Path) -> bool:
+        """``real`` (resolved) is a file of the workspace's folders, not of the session's temp folder
+        (which one of them may hold, as a workspace opened at ``$HOME`` holds ``~/.qwen``)."""
+        temp = self.temp_dir
+        return self._inside(real, self.roots) and not (temp is not None and self._inside(real, [temp]))
+
     def resolve(self, path: str, *, allow_relative: bool = True, readable_only: bool = False) -> Path:
         """The absolute, symlink-free path for ``path``, or PathOutsideWorkspace.
 

@@ -260,13 +260,7 @@ class BaseTool(Generic[P]):
         workspace's folders; the disk for the rest, which no editor holds (the session's temp folder,
         even when a workspace folder contains it)."""
         access = self.context.file_access if self.context is not None else None
-        workspace = self.workspace if access is not None else None
-        if (
-            access is not None
-            and workspace is not None
-            and any(path.is_relative_to(root) for root in workspace.roots)
-            and not (workspace.temp_dir is not None and path.is_relative_to(workspace.temp_dir))
-        ):
+        if access is not None and self.workspace.holds_own_file(path):
             return access
         from qcore.file_access import DISK
 

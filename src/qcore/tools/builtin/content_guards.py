@@ -80,12 +80,10 @@ def diff_notation(new: str, old: str, path: Path) -> str | None:
         return None  # every line of a diff body starts with one of those: the first one does not
     body = "\n" + new
     if "\n+" not in body or "\n-" not in body:
-        return None  # a diff body has both markers (tested in C before any line is split)
-    lines = [line for line in new.split("\n") if line]
-    if not lines or any(line[0] not in "+- " for line in lines):
-        return None
-    if not (any(line[0] == "+" for line in lines) and any(line[0] == "-" for line in lines)):
         return None  # indented code starts every line with a space: only both markers make a diff
+    lines = [line for line in new.split("\n") if line]
+    if any(line[0] not in "+- " for line in lines):
+        return None
     kept = [line[1:].rstrip() for line in lines if line[0] in "- "]
     wanted = [line.rstrip() for line in old.split("\n") if line]
     return "lines marked with - and +" if kept == wanted else None

@@ -21,7 +21,7 @@ from qcore.tools.base import ToolParams
 from qcore.tools.builtin.content_guards import refusal, unfenced
 from qcore.tools.builtin.edit_match import Span, apply_replacement, find_matches
 from qcore.tools.builtin.edit_readings import keep_unchanged, second_reading
-from qcore.tools.builtin.file_change import Existing, FileChangeTool, Proposal, load_existing
+from qcore.tools.builtin.file_change import Existing, FileChangeTool, Proposal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -64,7 +64,7 @@ class Edit(FileChangeTool[EditParams]):
 
     async def propose(self, params: EditParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = await load_existing(path, self.file_access(path))
+        existing = await self.existing(path)
         if isinstance(existing, ToolResult):
             return existing
         old = params.old_string.replace("\r\n", "\n")
@@ -162,7 +162,7 @@ class Edit(FileChangeTool[EditParams]):
         """The user's whole-file content in place of the model's replacement: the edit becomes
         "replace the current content with this", diffed and asked about again."""
         path = self.resolve_path(params.file_path)
-        existing = await load_existing(path, self.file_access(path))
+        existing = await self.existing(path)
         current = existing.file.text if isinstance(existing, Existing) else ""
         new = content.replace("\r\n", "\n")
         return EditParams(file_path=params.file_path, old_string=current, new_string=new, replace_all=False)

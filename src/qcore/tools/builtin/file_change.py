@@ -139,9 +139,7 @@ class _Shown:
         editor, the disk under it too): any doubt, such as an error, says no and the caller starts afresh."""
         before = self.proposal.original
         try:
-            if self.proposal.path.is_dir():
-                return False
-            now = await files.read(self.proposal.path, MAX_FILE_BYTES)
+            now = await files.read(self.proposal.path, MAX_FILE_BYTES)  # a folder is NotRegularFile
         except FileNotFoundError:
             return before is None
         except (OSError, NotTextError):
@@ -160,8 +158,12 @@ class FileChangeTool(BaseTool[P]):
         """Per call (the params object): the proposal and diff last shown for it."""
 
     async def propose(self, params: P) -> Proposal | ToolResult:
-        """The change ``params`` ask for, computed from the file as ``self.file_access`` reads it now."""
+        """The change ``params`` ask for, computed from the file as ``existing`` reads it now."""
         raise NotImplementedError
+
+    async def existing(self, path: Path) -> Existing | ToolResult | None:
+        """``path`` as it is now, read where this tool reads it (``file_access``): see ``load_existing``."""
+        return await load_existing(path, self.file_access(path))
 
     def success_message(self, proposal: Proposal) -> str:
         raise NotImplementedError

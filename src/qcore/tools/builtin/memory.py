@@ -17,7 +17,7 @@ from pydantic import Field
 from qcore.abort import AbortSignal
 from qcore.file_access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
-from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.builtin.file_change import FileChangeTool, Proposal
 from qcore.tools.results import ToolResult
 
 MEMORY_HEADING = "## Qwen Added Memories"
@@ -112,7 +112,7 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
 
     async def propose(self, params: SaveMemoryParams) -> Proposal | ToolResult:
         path = self.memory_path(params.scope)
-        existing = await load_existing(path, self.file_access(path))
+        existing = await self.existing(path)
         if isinstance(existing, ToolResult):
             return existing
         return Proposal(path, existing, add_memory(existing.file.text if existing else "", params.fact))

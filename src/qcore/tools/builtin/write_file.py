@@ -6,7 +6,7 @@ from pydantic import Field
 
 from qcore.tools.base import ToolParams
 from qcore.tools.builtin.content_guards import one_line_file, refusal, unfenced
-from qcore.tools.builtin.file_change import FileChangeTool, Proposal, load_existing
+from qcore.tools.builtin.file_change import FileChangeTool, Proposal
 from qcore.tools.results import ToolErrorType, ToolResult
 from qcore.tools.subjects import PathSubject
 
@@ -38,7 +38,7 @@ class WriteFile(FileChangeTool[WriteFileParams]):
 
     async def propose(self, params: WriteFileParams) -> Proposal | ToolResult:
         path = self.resolve_path(params.file_path)
-        existing = await load_existing(path, self.file_access(path))
+        existing = await self.existing(path)
         if isinstance(existing, ToolResult):
             return existing
         content = params.content.replace("\r\n", "\n") if existing else params.content

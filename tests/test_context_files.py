@@ -108,3 +108,20 @@ def test_a_project_cannot_pull_outside_files_into_the_prompt(home: Path, root: P
     (home / ".qwen" / "QWEN.md").symlink_to(home / "dotfiles.md")  # the user's own link is theirs to make
     (home / "dotfiles.md").write_text("my preferences\n")
     assert "my preferences" in load_context(root, root, home=home, file_names=["QWEN.md"]).text
+
+
+def test_home_names_can_differ_from_the_projects(home: Path, root: Path) -> None:
+    (home / ".qwen" / "QWEN.md").write_text("user rules")
+    (home / ".qwen" / "settings.json").write_text('{"apiKey": "sk-secret"}')
+    (root / "settings.json").write_text("project notes")
+    loaded = load_context(root, root, home=home, file_names=["settings.json"], home_file_names=["QWEN.md"])
+    assert loaded.paths == [home / ".qwen" / "QWEN.md", root / "settings.json"]
+    assert "sk-secret" not in loaded.text
+
+
+def test_a_root_given_through_a_link_still_keeps_project_links_in(home: Path, root: Path) -> None:
+    (home / "secret").write_text("PRIVATE KEY\n")
+    (root / "QWEN.md").symlink_to(home / "secret")
+    link = root.parent / "link"
+    link.symlink_to(root)
+    assert "PRIVATE KEY" not in load_context(link, link, home=home).text

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from qcli.widgets.screens import TrustScreen
+from qcore.context_files import load_context
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError
 from qcore.permissions.settings_rules import rules_from_settings
-from qcore.settings import TrustedFolders, TrustLevel, load_settings, trusted_folders_path
+from qcore.settings import LoadedSettings, TrustedFolders, TrustLevel, load_settings, trusted_folders_path
 from tests.support.trust import trust_folder
 from tests.support.tui import Project, make_project, ready, screen_text, until
 
@@ -103,6 +104,90 @@ def test_an_untrusted_project_may_only_tighten(tmp_path: Path) -> None:
     assert {item.kind for item in loaded.held_back} == {"start", "allow", "setting"}
     rules = {(rule.kind, rule.pattern) for rule in rules_from_settings(loaded)}
     assert rules == {(RuleKind.DENY, "run_shell_command(rm:*)"), (RuleKind.ASK, "edit")}
+
+
+def qwen_home_with_secrets(home: Path) -> None:
+    """A user's ~/.qwen: settings with a key and OAuth credentials beside their own QWEN.md."""
+    qwen = home / ".qwen"
+    qwen.mkdir(parents=True, exist_ok=True)
+    (qwen / "settings.json").write_text(json.dumps({"security": {"auth": {"apiKey": "sk-SETTINGS-SECRET"}}}))
+    (qwen / "oauth_creds.json").write_text(json.dumps({"access_token": "OAUTH-SECRET"}))
+    (qwen / "QWEN.md").write_text("The user likes tabs.\n")
+
+
+def context_of(loaded: LoadedSettings, project: Path, home: Path) -> str:
+    names = loaded.settings.context
+    return load_context(
+        project, project, home=home, file_names=names.file_names, home_file_names=names.home_file_names
+    ).text
+
+
+def test_an_untrusted_projects_context_file_names_are_looked_up_in_the_project_only(tmp_path: Path) -> None:
+    home, project, env = layout(tmp_path)
+    qwen_home_with_secrets(home)
+    write = (project / ".qwen" / "settings.json").write_text
+    write(json.dumps({"context": {"fileName": ["settings.json", "oauth_creds.json"]}}))
+    (project / "oauth_creds.json").write_text("the project's own file\n")
+    loaded = load_settings(project, env=env, home=home)
+    assert loaded.settings.context.file_names == ["settings.json", "oauth_creds.json"]
+    assert loaded.settings.context.home_file_names == ["QWEN.md"]
+    text = context_of(loaded, project, home)
+    assert "SECRET" not in text and "the project's own file" in text and "likes tabs" in text
+    (home / ".qwen" / "settings.json").write_text(json.dumps({"context": {"fileName": "RULES.md"}}))
+    (home / ".qwen" / "RULES.md").write_text("the user's own rules\n")
+    users = load_settings(project, env=env, home=home).settings.context
+    assert users.home_file_names == ["RULES.md"]  # the user's names still serve ~/.qwen
+    trust_folder(home, project)
+    trusted = load_settings(project, env=env, home=home)
+    assert trusted.settings.context.home_file_names == ["settings.json", "oauth_creds.json"]
+
+
+@pytest.mark.parametrize(
+    "names", ["../../home/.qwen/oauth_creds.json", ["QWEN.md", "/etc/passwd"], "..", "sub\\file.md"]
+)
+def test_context_file_names_that_are_paths_are_held_back(tmp_path: Path, names: str | list[str]) -> None:
+    home, project, env = layout(tmp_path)
+    (project / ".qwen" / "settings.json").write_text(json.dumps({"context": {"fileName": names}}))
+    loaded = load_settings(project, env=env, home=home)
+    assert loaded.settings.context.file_names == ["QWEN.md"]
+    assert [str(item) for item in loaded.held_back] == [f"context file names that are paths: {names}"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "kept"),
+    [
+        ({"tools": {"sandbox": "docker"}}, True),
+        ({"tools": {"sandbox": "/tmp/evil/docker"}}, False),
+        ({"ui": {"theme": "Dracula", "hideBanner": True}}, True),
+        ({"ui": {"theme": "../../home/.qwen/oauth_creds.json"}}, False),
+    ],
+)
+def test_nothing_an_untrusted_project_keeps_names_a_program_or_a_file_outside_it(
+    tmp_path: Path, settings: dict[str, Any], kept: bool
+) -> None:
+    home, project, env = layout(tmp_path)
+    (project / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    loaded = load_settings(project, env=env, home=home)
+    assert (loaded.held_back == []) is kept
+
+
+async def test_save_memory_from_an_untrusted_project_stays_out_of_the_users_settings(tmp_path: Path) -> None:
+    from qcore.abort import AbortSignal
+    from qcore.tools.base import ToolContext
+    from qcore.tools.builtin.memory import SaveMemory
+    from qcore.workspace import Workspace
+
+    home, project, env = layout(tmp_path)
+    qwen_home_with_secrets(home)
+    before = (home / ".qwen" / "settings.json").read_text()
+    (project / ".qwen" / "settings.json").write_text(json.dumps({"context": {"fileName": "settings.json"}}))
+    settings = load_settings(project, env=env, home=home).settings
+    tool = SaveMemory(ToolContext(Workspace([project]), settings), home=home)
+    result = await tool.execute(tool.build({"fact": "tabs", "scope": "global"}), AbortSignal())
+    assert result.ok, result.text()
+    assert (home / ".qwen" / "settings.json").read_text() == before
+    assert "- tabs" in (home / ".qwen" / "QWEN.md").read_text()
+    assert tool.memory_path("project") == project / "settings.json"
 
 
 def test_plan_mode_from_an_untrusted_project_applies(tmp_path: Path) -> None:

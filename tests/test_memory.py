@@ -141,3 +141,12 @@ def test_context_file_name() -> None:
     assert context_file_name("GEMINI.md") == "GEMINI.md"
     assert context_file_name(["", "AGENTS.md"]) == "AGENTS.md"
     assert context_file_name([]) == "QWEN.md"
+
+
+def test_a_project_memory_file_that_leads_outside_is_refused(root: Path, home: Path) -> None:
+    outside = home / ".bashrc"
+    outside.write_text("export PATH=/usr/bin\n")
+    (root / "QWEN.md").symlink_to(outside)
+    with pytest.raises(ToolParamsError, match="outside the workspace"):
+        memory_tool(root, home).build({"fact": "x"})
+    assert outside.read_text() == "export PATH=/usr/bin\n"

@@ -3,6 +3,11 @@
 Read from the most general place to the most specific: ``~/.qwen``, then each folder from the workspace
 root down to the current folder, so later (closer) text can refine earlier text. Only the root-to-cwd chain
 is read, not every subfolder, which keeps start-up cost independent of the project's size.
+
+A name is a file name, never a path (``plain_name``), and a file in the project that leads outside it (a
+link) is skipped: what the prompt carries from the project is the project's. Names an untrusted project
+chose are not looked up in ``~/.qwen`` at all (the caller passes the user's own as ``home_file_names``):
+the user's settings and credentials sit beside ``QWEN.md`` there.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _plain_name(name: str) -> bool:
+def plain_name(name: str) -> bool:
     """A context file name is a name, not a path: ``../../.ssh/id_rsa`` from a project's settings is not."""
     return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
@@ -60,26 +65,29 @@ def load_context(
     *,
     home: Path,
     file_names: Sequence[str] = DEFAULT_FILE_NAMES,
+    home_file_names: Sequence[str] | None = None,
     max_chars: int = MAX_CONTEXT_CHARS,
 ) -> ContextFiles:
     """Read the context files for a session; empty files are skipped, the total is cut at ``max_chars``.
 
+    ``file_names`` are looked up in the project, ``home_file_names`` (default: the same) in ``~/.qwen``.
     When the cap is reached the file being read is cut and later (more specific) files are left out, with
     a note saying so; keep context files short rather than rely on the cut.
     """
-    names = [name for name in file_names if _plain_name(name)]
-    candidates = [home / ".qwen" / name for name in names]
-    candidates += [folder / name for folder in _folders(root, cwd) for name in names]
+    names = [name for name in file_names if plain_name(name)]
+    in_home = names if home_file_names is None else [name for name in home_file_names if plain_name(name)]
     inside = _real(root)
+    candidates = [(home / ".qwen" / name, False) for name in in_home]
+    candidates += [(folder / name, True) for folder in _folders(inside, cwd) for name in names]
     seen: set[Path] = set()
     blocks: list[str] = []
     paths: list[Path] = []
     used = 0
-    for candidate in candidates:
+    for index, (candidate, in_project) in enumerate(candidates):
         real = _real(candidate)
         if real in seen or not real.is_file():
             continue
-        if candidate.is_relative_to(root) and not real.is_relative_to(inside):
+        if in_project and not real.is_relative_to(inside):
             continue  # a project's link to a file outside it (~/.ssh/id_rsa) would send that file to the model
         seen.add(real)
         content = _read(real)
@@ -90,7 +98,7 @@ def load_context(
         )
         room = max_chars - used
         if len(block) > room:
-            later = len(candidates) - candidates.index(candidate) - 1
+            later = len(candidates) - index - 1
             note = (
                 f"[Context cut at {max_chars:,} characters: {candidate} was cut short"
                 f"{' and later context files were left out' if later else ''}.]"

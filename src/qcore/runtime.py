@@ -100,15 +100,15 @@ def create_session(
         shell_runner=shell_runner,
     )
     setup = build_tools(context, settings, plugins=plugins)
-    names = settings.context.file_name
-    file_names = [names] if isinstance(names, str) else list(names)
+    names = settings.context
 
     def context_files() -> ContextFiles:
         return load_context(
             workspace.root,
             cwd or workspace.cwd,
             home=home or Path.home(),
-            file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
+            file_names=[*dict.fromkeys([*names.file_names, "AGENTS.md"])],
+            home_file_names=[*dict.fromkeys([*names.home_file_names, "AGENTS.md"])],
         )
 
     policy = PermissionPolicy(

@@ -134,3 +134,32 @@ def test_a_repository_of_links_to_devices_and_fifos_does_not_hang_start_up(
     assert result.returncode == 0, result.stderr
     assert "still here" in result.stdout
     assert "settings.json" in result.stderr and "character device" in result.stderr
+
+
+def test_an_untrusted_project_cannot_name_the_users_qwen_files_as_context(
+    workdir: Workdir, qcli: Runner
+) -> None:
+    """``context.fileName`` naming the files beside the user's QWEN.md: their settings (with a key) and
+    their OAuth credentials. Untrusted, the names are looked up in the project only."""
+    untrust(workdir)
+    qwen = workdir.home / ".qwen"
+    (qwen / "settings.json").write_text(json.dumps({"security": {"auth": {"apiKey": "sk-SETTINGS-SECRET"}}}))
+    (qwen / "oauth_creds.json").write_text(json.dumps({"access_token": "OAUTH-SECRET"}))
+    (qwen / "QWEN.md").write_text("The user likes tabs.\n")
+    (workdir.root / "oauth_creds.json").write_text("The project's own file of that name.\n")
+    settings = {"context": {"fileName": ["settings.json", "oauth_creds.json"]}}
+    (workdir.root / ".qwen").mkdir()
+    (workdir.root / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    workdir.server.script.append(Reply(text="ok"))
+    result = qcli("-p", "hello")
+    assert result.returncode == 0, result.stderr
+    prompt = workdir.server.chat_requests[0].body["messages"][0]["content"]
+    assert "SECRET" not in prompt
+    assert "The user likes tabs." in prompt  # the user's own context file, by the user's own name
+    assert "The project's own file of that name." in prompt  # the project's names apply in the project
+
+    trust_folder(workdir.home, workdir.root)  # trusted, the names mean what they mean to Qwen Code
+    workdir.server.script.append(Reply(text="ok"))
+    trusted = qcli("-p", "hello")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "OAUTH-SECRET" in workdir.server.chat_requests[1].body["messages"][0]["content"]

@@ -293,9 +293,26 @@ def load_settings(
             layers[layers.index(project)] = (project[0], kept)
     raw = merge_settings(data for _, data in layers)
     settings = _validate(raw, layers, problems)
+    if project is not None and folder_trust is not None and not folder_trust.trusted:
+        _context_names_stay_in_project(settings, layers, project[0])
     return LoadedSettings(
         settings=settings, problems=problems, sources=sources, raw=raw, trust=folder_trust, held_back=held
     )
+
+
+def _context_names_stay_in_project(
+    settings: Settings, layers: Sequence[tuple[Path, dict[str, Any]]], project: Path
+) -> None:
+    """When the untrusted project's ``context.fileName`` is the one in force, its names are looked up in
+    the project only; ``~/.qwen`` keeps the names the user's own scopes give."""
+    keys = ("context", "fileName")
+    if _origins(keys, layers) != [project]:
+        return
+    users: Any = merge_settings(data for path, data in layers if path != project)
+    for key in keys:
+        users = users.get(key) if isinstance(users, dict) else None
+    names = isinstance(users, str) or (isinstance(users, list) and all(isinstance(n, str) for n in users))
+    settings.context.keep_in_workspace(users if names else None)
 
 
 def _folder_trust(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -172,10 +172,36 @@ class FileFilteringSettings(SettingsSection):
     respect_qwen_ignore: bool = True
 
 
+_CONTEXT_FILE_NAME = "QWEN.md"
+
+
+def _name_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
 class ContextSettings(SettingsSection):
-    file_name: str | list[str] = "QWEN.md"
+    file_name: str | list[str] = _CONTEXT_FILE_NAME
+    """The context file names (``QWEN.md``): looked up in the workspace, and in ``~/.qwen`` unless a
+    project that is not trusted set them (``home_file_names``)."""
     include_directories: list[str] = []
     file_filtering: FileFilteringSettings = Field(default_factory=FileFilteringSettings)
+    _home_file_name: str | list[str] | None = PrivateAttr(default=None)
+
+    @property
+    def file_names(self) -> list[str]:
+        """The names looked up from the workspace root down to the current folder."""
+        return _name_list(self.file_name)
+
+    @property
+    def home_file_names(self) -> list[str]:
+        """The names looked up in ``~/.qwen`` (and the global memory file): the user's own."""
+        return _name_list(self.file_name if self._home_file_name is None else self._home_file_name)
+
+    def keep_in_workspace(self, users: str | list[str] | None) -> None:
+        """``file_name`` came from a project that is not trusted: it names files in that project only,
+        never in the user's ``~/.qwen`` (their settings and credentials sit beside ``QWEN.md``). ``users``
+        is what the user's own settings say (None: the default)."""
+        self._home_file_name = _CONTEXT_FILE_NAME if users is None else users
 
 
 class PermissionsSettings(SettingsSection):

@@ -7,7 +7,9 @@ cloned repository must not start processes or approve commands because it says s
 
 In a folder that is not trusted, the project's ``.qwen/settings.json`` keeps only what can tighten or
 is harmless (``UNTRUSTED_KEEPS``, a list of what is allowed, not of what is bad); everything else is held
-back and listed, so the user can see what trusting the folder would start and allow.
+back and listed, so the user can see what trusting the folder would start and allow. What it keeps
+reaches nothing outside the project: file names are plain names looked up in the project alone
+(``context.fileName`` is never looked up in ``~/.qwen``, beside the user's settings and credentials).
 
 ``security.folderTrust.enabled`` is read from the user and system scopes only (a project cannot switch
 trust off for itself); it defaults to on, unlike Qwen Code.
@@ -24,6 +26,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from qcore.context_files import plain_name
 from qcore.files import read_config_text
 from qcore.settings.jsonc import JsoncError, parse_jsonc
 
@@ -150,11 +153,29 @@ class HeldBack:
         return self.text
 
 
+_SANDBOX_NAMES = frozenset(
+    {"true", "1", "yes", "on", "bwrap", "bubblewrap", "docker", "podman", "sandbox-exec"}
+)
+
+
 def _turns_on(value: Any) -> bool:
-    """Whether a ``tools.sandbox`` value asks for a sandbox (a project may turn it on, never off)."""
+    """Whether a ``tools.sandbox`` value asks for a sandbox (a project may turn it on, never off); a
+    string must be one of the sandboxes Qwen Code knows, not a path to some program."""
     if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0", "off", "no", "none")
+        return value.strip().lower() in _SANDBOX_NAMES
     return value is True
+
+
+def _plain_names(value: Any) -> bool:
+    """``context.fileName``: file names only (``../../.ssh/id_rsa``, ``/etc/passwd`` are not)."""
+    names = [value] if isinstance(value, str) else value
+    return isinstance(names, list) and all(isinstance(name, str) and plain_name(name) for name in names)
+
+
+def _display_only(value: Any) -> bool:
+    """``ui``: Qwen Code's ``ui.theme`` may be the path of a theme file; a theme's name is kept."""
+    theme = value.get("theme") if isinstance(value, dict) else None
+    return isinstance(value, dict) and (theme is None or (isinstance(theme, str) and plain_name(theme)))
 
 
 UNTRUSTED_KEEPS: Mapping[str, Any] = {
@@ -170,12 +191,14 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
         "truncateToolOutputLines": True,
     },
     "model": {"name": True, "maxSessionTurns": True, "generationConfig": True, "chatCompression": True},
-    "context": {"fileName": True, "fileFiltering": True},
+    "context": {"fileName": _plain_names, "fileFiltering": True},
     "mcp": {"excluded": True, "startupWaitMs": True},
-    "ui": True,
+    "ui": _display_only,
 }
 """What a project that is not trusted may still set: tightening rules, exclusions, the model, display.
-A key maps to True (kept whole), a test of its value, or a nested table of the same kind."""
+A key maps to True (kept whole), a test of its value, or a nested table of the same kind. Nothing kept
+names a command or program to run, a URL to reach or a folder to read (deny and ask rules name them only to
+stop them); the file names of ``context.fileName`` are plain names the loader confines to the project."""
 
 
 def hold_back(data: dict[str, Any]) -> tuple[dict[str, Any], list[HeldBack]]:
@@ -221,6 +244,8 @@ def _describe(path: tuple[str, ...], value: Any) -> list[HeldBack]:
         return [HeldBack("allow", f"approval mode {value}")]
     if dotted == "env" and isinstance(value, dict):
         return [HeldBack("setting", f"environment variables {', '.join(sorted(value))}")]
+    if dotted == "context.fileName":
+        return [HeldBack("setting", f"context file names that are paths: {value}")]
     if dotted == "general.preferredEditor":
         return [HeldBack("start", f"editor command: {value}")]
     if isinstance(value, dict) and value:

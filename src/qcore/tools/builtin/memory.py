@@ -4,17 +4,24 @@ The fact goes under ``## Qwen Added Memories`` in ``QWEN.md`` (the first ``conte
 project root or in ``~/.qwen``. Qwen Code's file layout is kept so the same memories work in both tools.
 It is a file change like any other, so it is shown as a diff and written atomically in the file's own line
 endings (through ``FileChangeTool``).
+
+The global file's name is the user's own: a name that an untrusted project chose never reaches
+``~/.qwen`` (``ContextSettings.home_file_names``), and a project file that leads outside the project (a
+link) is refused.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.context_files import plain_name
 from qcore.file_access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.builtin.file_change import FileChangeTool, Proposal
@@ -52,12 +59,11 @@ def add_memory(text: str, fact: str) -> str:
     return text[:start] + section + f"\n{entry}\n" + ("\n" if following else "") + text[end:]
 
 
-def context_file_name(names: str | list[str] | None) -> str:
-    """The file memories are saved to: the first configured context file name."""
-    if isinstance(names, str):
-        return names.strip() or DEFAULT_CONTEXT_FILE
-    for name in names or ():
-        if name.strip():
+def context_file_name(names: str | Sequence[str] | None) -> str:
+    """The file memories are saved to: the first configured context file name that is a name, not a path
+    (only those are read back)."""
+    for name in [names] if isinstance(names, str) else names or ():
+        if plain_name(name.strip()):
             return name.strip()
     return DEFAULT_CONTEXT_FILE
 
@@ -88,16 +94,22 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
 
     def memory_path(self, scope: str) -> Path:
         settings = self.context.settings if self.context is not None else None
-        name = context_file_name(settings.context.file_name if settings else None)
+        names = settings.context if settings is not None else None
         if scope == "global":
-            return self.home / ".qwen" / name
-        return self.workspace.root / name
+            return self.home / ".qwen" / context_file_name(names.home_file_names if names else None)
+        return self.workspace.root / context_file_name(names.file_names if names else None)
 
     def validate_tool_param_values(self, params: SaveMemoryParams) -> str | None:
         if not clean_fact(params.fact):
             return "The fact is empty; give the statement to remember."
-        if self.memory_path(params.scope).is_dir():
-            return f"The memory file is a directory: {self.memory_path(params.scope)}"
+        path = self.memory_path(params.scope)
+        if path.is_dir():
+            return f"The memory file is a directory: {path}"
+        if params.scope == "project" and not self.workspace.contains(path):
+            return (
+                f"The project's memory file {path} is a link to {os.path.realpath(path)}, outside the "
+                "workspace; nothing is saved there. Ask the user to replace the link with a file."
+            )
         return None
 
     def get_description(self, params: SaveMemoryParams) -> str:

@@ -150,3 +150,36 @@ def test_a_project_memory_file_that_leads_outside_is_refused(root: Path, home: P
     with pytest.raises(ToolParamsError, match="outside the workspace"):
         memory_tool(root, home).build({"fact": "x"})
     assert outside.read_text() == "export PATH=/usr/bin\n"
+
+
+@pytest.mark.parametrize("rules", [(), ("save_memory",)])
+async def test_global_memory_asks_in_auto_edit_and_despite_allow_rules(
+    root: Path, home: Path, rules: tuple[str, ...]
+) -> None:
+    """Read into every later session of every project: an edit that looks harmless is not one here."""
+    from qcore.llm.types import ToolCallRequest
+    from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
+    from qcore.permissions.rules import Rule, RuleKind, RuleSource
+    from qcore.scheduler import ToolScheduler
+    from qcore.scheduling import ToolCallState
+    from qcore.testing import ScriptedApprover
+    from qcore.tools.registry import ToolRegistry
+
+    registry = ToolRegistry()
+    registry.register(memory_tool(root, home))
+    policy = PermissionPolicy(
+        mode=ApprovalMode.AUTO_EDIT,
+        root=root,
+        rules=[Rule(RuleKind.ALLOW, r, RuleSource.USER) for r in rules],
+    )
+    approver = ScriptedApprover(Decision.reject("no"))
+    scheduler = ToolScheduler(registry, policy, approver, lambda event: None)
+    calls = [
+        ToolCallRequest("1", "save_memory", '{"fact": "always use tabs", "scope": "global"}'),
+        ToolCallRequest("2", "save_memory", '{"fact": "tests run with make check"}'),
+    ]
+    first, second = await scheduler.run(calls, AbortSignal())
+    assert first.state is ToolCallState.CANCELLED and not (home / ".qwen" / "QWEN.md").exists()
+    [asked] = approver.requests
+    assert "global memory" in (asked.details.protection or "") and asked.suggested_rules == ()
+    assert second.state is ToolCallState.SUCCESS  # the project's memory is an edit like any other

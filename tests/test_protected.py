@@ -15,35 +15,109 @@ PROTECTED = [
     "vendor/lib/.git/config",  # a nested repository's hooks run as much as the root's
     ".GIT/config",  # case-insensitive file systems
     ".husky/pre-push",
+    ".githooks/pre-commit",
+    ".git-hooks/post-checkout",
+    ".gitconfig",
     ".qwen/settings.json",
     ".qwen/settings.local.json",
     ".qwen/.env",
+    ".qwen/commands/review.toml",  # its !{...} lines run in a shell when the command is used
+    ".qwen/agents/reviewer.md",
+    ".qwen/skills/deploy/SKILL.md",
+    ".qwen/skills/deploy/scripts/run.sh",
+    ".qwen/extensions/tools/qwen-extension.json",
     ".gemini/settings.json",
     ".gemini/.env",
+    ".gemini/commands/git/commit.toml",
+    ".gemini/extensions/x/gemini-extension.json",
     ".claude/settings.json",
     ".claude/settings.local.json",
+    ".claude/commands/ship.md",
+    ".claude/agents/fixer.md",
+    ".claude/skills/pdf/SKILL.md",
+    ".claude/hooks/check.sh",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".cursor/environment.json",
+    ".amazonq/mcp.json",
+    ".amazonq/cli-agents/default.json",
+    ".continue/config.yaml",
+    ".continue/config.ts",
+    ".continue/mcpServers/db.yaml",
     ".vscode/settings.json",
     ".vscode/tasks.json",
     ".vscode/launch.json",
+    ".vscode/mcp.json",
+    "project.code-workspace",
+    ".zed/settings.json",
+    ".zed/tasks.json",
+    ".idea/workspace.xml",
+    ".idea/runConfigurations/Server.xml",
+    ".devcontainer/devcontainer.json",
+    ".devcontainer/Dockerfile",
+    ".devcontainer.json",
     ".envrc",
     "services/api/.envrc",
+    ".env",
+    "services/api/.env",  # coding agents read the nearest .env above the folder they start in
+    ".env.local",
+    ".env.production",
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".npmrc",
+    "packages/web/.npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    "pip.conf",
+    ".venv/pip.conf",
+    "uv.toml",
     ".gitattributes",
     "docs/.gitattributes",
     ".gitmodules",
     ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    ".huskyrc",
+    ".huskyrc.json",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".github/workflows/ci.yml",
+    ".github/actions/setup/action.yml",
+    ".gitlab-ci.yml",
+    ".circleci/config.yml",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    "Jenkinsfile",
 ]
 
 ORDINARY = [
     "src/app.py",
     "README.md",
+    "QWEN.md",
+    "AGENTS.md",
     ".gitignore",
-    ".github/workflows/ci.yml",
-    ".qwen/commands/review.toml",
-    ".vscode/extensions.json",
+    ".github/CODEOWNERS",
+    ".github/ISSUE_TEMPLATE/bug.md",
+    "docs/github/workflows/ci.yml",
+    ".vscode/extensions.json",  # recommendations: nothing installs until the user says so
+    ".editorconfig",
+    ".env.example",  # templates that nothing loads
+    ".env.sample",
+    ".tool-versions",  # a runtime's release, not a command
+    ".nvmrc",
+    ".python-version",
+    "Makefile",  # build files are the project's own source, edited and run deliberately
+    "package.json",
+    "pyproject.toml",
+    ".pypirc",
     "notes/git/config",
     "settings.json",
-    ".env",
     "my.git/config",
+    "src/idea/workspace.xml",
+    "environment.json",
 ]
 
 
@@ -100,7 +174,10 @@ def test_a_read_only_file_is_protected_with_its_mode(tmp_path: Path) -> None:
 # --- through the scheduler: asked about wherever edits would run unasked, run only in yolo ----------
 
 
-async def run_write(root: Path, relative: str, mode: str, approver: object | None, *rules: str) -> object:
+async def run_write(
+    root: Path, relative: str, mode: str, approver: object | None, *rules: str, tool: str = "write_file"
+) -> object:
+    """``tool`` (write_file, or edit creating the file) writes ``[core]`` to ``relative``."""
     import json
 
     from qcore.abort import AbortSignal
@@ -109,17 +186,22 @@ async def run_write(root: Path, relative: str, mode: str, approver: object | Non
     from qcore.permissions.rules import Rule, RuleKind, RuleSource
     from qcore.scheduler import ToolScheduler
     from qcore.tools.base import ToolContext
+    from qcore.tools.builtin.edit import Edit
     from qcore.tools.builtin.write_file import WriteFile
     from qcore.tools.registry import ToolRegistry
     from qcore.workspace import Workspace
 
     registry = ToolRegistry()
     registry.register(WriteFile(ToolContext(Workspace([root]))))
+    registry.register(Edit(ToolContext(Workspace([root]))))
     policy = PermissionPolicy(
         mode=ApprovalMode(mode), root=root, rules=[Rule(RuleKind.ALLOW, r, RuleSource.USER) for r in rules]
     )
     scheduler = ToolScheduler(registry, policy, approver, lambda event: None)  # type: ignore[arg-type]
-    request = ToolCallRequest("1", "write_file", json.dumps({"file_path": relative, "content": "[core]\n"}))
+    args = {"file_path": relative, "content": "[core]\n"}
+    if tool == "edit":
+        args = {"file_path": relative, "old_string": "", "new_string": "[core]\n"}
+    request = ToolCallRequest("1", tool, json.dumps(args))
     [done] = await scheduler.run([request], AbortSignal())
     return done
 
@@ -148,3 +230,22 @@ async def test_an_ordinary_file_still_runs_in_auto_edit(tmp_path: Path) -> None:
 
     done = await run_write(tmp_path, "notes.txt", "auto-edit", None)
     assert done.state is ToolCallState.SUCCESS  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("relative", PROTECTED)
+async def test_every_protected_name_asks_in_auto_edit_despite_allow_rules(
+    tmp_path: Path, relative: str
+) -> None:
+    """write_file where the name is written, and edit at depth with the name upper-cased."""
+    from qcore.permissions import Decision
+    from qcore.scheduling import ToolCallState
+    from qcore.testing import ScriptedApprover
+
+    deep = f"pkg/sub/{relative.upper()}"
+    for tool, path in (("write_file", relative), ("edit", deep)):
+        approver = ScriptedApprover(Decision.reject("no"))
+        done = await run_write(tmp_path, path, "auto-edit", approver, tool, f"{tool}(**)", tool=tool)
+        assert done.state is ToolCallState.CANCELLED, (tool, path)  # type: ignore[attr-defined]
+        [asked] = approver.requests
+        assert asked.details.protection and asked.suggested_rules == ()
+        assert not (tmp_path / path).exists()

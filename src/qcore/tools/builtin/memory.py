@@ -5,9 +5,10 @@ project root or in ``~/.qwen``. Qwen Code's file layout is kept so the same memo
 It is a file change like any other, so it is shown as a diff and written atomically in the file's own line
 endings (through ``FileChangeTool``).
 
-The global file's name is the user's own: a name that an untrusted project chose never reaches
-``~/.qwen`` (``ContextSettings.home_file_names``), and a project file that leads outside the project (a
-link) is refused.
+The global file lies outside the workspace and is read into every later session of every project, so a
+change to it is asked about even in auto-edit mode and despite allow rules (``protection``). Its name is
+the user's own: a name an untrusted project chose never reaches ``~/.qwen``
+(``ContextSettings.home_file_names``). A project file that leads outside the project (a link) is refused.
 """
 
 from __future__ import annotations
@@ -116,6 +117,11 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         fact = clean_fact(params.fact)
         fact = fact if len(fact) <= 80 else fact[:77] + "..."
         return f"Remember ({params.scope}): {fact}"
+
+    def protection(self, path: Path) -> str | None:
+        if path == self.memory_path("global"):
+            return "it is the global memory file, read into every later session in every project"
+        return super().protection(path)
 
     def file_access(self, path: Path) -> FileAccess:
         """Always the disk: a fact is appended to the memory file as it is saved there (the project's

@@ -21,10 +21,12 @@ from qcore.abort import AbortSignal
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode
 from qcore.permissions.sandbox import (
+    CANNOT_START,
     BubblewrapSandbox,
     NoSandbox,
     SandboxProfile,
     detect_sandbox,
+    find_bubblewrap,
     probe_bubblewrap,
     sandbox_requested,
     sandbox_status,
@@ -35,8 +37,8 @@ from qcore.process_tracker import OWNER_VARIABLE, ProcessTracker
 from qcore.runtime import create_session
 from qcore.settings import Settings
 from qcore.shell_runner import ShellResult, SubprocessShellRunner
-from qcore.tools.base import ToolContext
-from qcore.tools.builtin.shell import RunShellCommand
+from qcore.tools.base import ToolContext, ToolParamsError
+from qcore.tools.builtin.shell import RunShellCommand, RunShellCommandParams
 from qcore.tools.results import ToolResult
 from qcore.workspace import Workspace
 from tests.support.processes import alive
@@ -218,8 +220,49 @@ async def test_read_only_commands_still_work(runner: SubprocessShellRunner, repo
     if shutil.which("rg"):
         found = await confined(runner, "rg -n gamma", workspace, SandboxProfile.READ_ONLY)
         assert found.exit_code == 0 and "notes.txt:3:gamma" in found.output
-    processes = await confined(runner, f"ps -p {os.getpid()} -o pid=", workspace, SandboxProfile.READ_ONLY)
-    assert str(os.getpid()) in processes.output  # no PID namespace: ps sees the machine
+
+
+@pytest.fixture
+def users_process() -> Iterator[subprocess.Popen[bytes]]:
+    """A process of the user's, outside every sandbox."""
+    process = subprocess.Popen(["sleep", "100"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+@needs_bwrap
+async def test_read_only_cannot_see_or_signal_the_users_processes(
+    runner: SubprocessShellRunner, workspace: Path, users_process: subprocess.Popen[bytes]
+) -> None:
+    pid = users_process.pid
+    bare = await runner.run("ps -e -o pid=", workspace, time_limit=20)
+    assert str(pid) in bare.output.split()  # ps works: the sandbox is what hides it below
+    listed = await confined(runner, "ps -e -o pid=,comm=", workspace, SandboxProfile.READ_ONLY)
+    assert listed.exit_code == 0 and str(pid) not in listed.output.split(), listed.output
+    assert listed.output.split()[:2] == ["1", "bwrap"]  # the namespace's own first process
+    for signal in ("TERM", "KILL"):
+        result = await confined(runner, f"kill -{signal} {pid}", workspace, SandboxProfile.READ_ONLY)
+        assert result.exit_code != 0 and "No such process" in result.output, result.output
+    await asyncio.sleep(0.2)
+    assert users_process.poll() is None
+    approved = await confined(  # an approved command in tools.sandbox keeps the machine's processes
+        runner, f"ps -p {pid} -o pid=", workspace, SandboxProfile.WORKSPACE_WRITE, writable=[workspace]
+    )
+    assert str(pid) in approved.output
+
+
+@needs_bwrap
+async def test_what_a_read_only_command_leaves_running_ends_with_it(
+    runner: SubprocessShellRunner, workspace: Path
+) -> None:
+    """The namespace's first process ends with the command, and the kernel ends the rest with it."""
+    result = await confined(runner, "sleep 100 & echo started", workspace, SandboxProfile.READ_ONLY)
+    assert "started" in result.output
+    deadline = time.monotonic() + 3
+    while runner.processes.running() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert runner.processes.running() == []
 
 
 # --- the workspace-write profile -----------------------------------------------------------------
@@ -316,24 +359,47 @@ def test_the_tool_picks_the_profile(
 
 
 async def test_without_a_sandbox_commands_run_as_they_are(workspace: Path) -> None:
-    settings = Settings.model_validate({"tools": {"sandbox": True}})
-    context = ToolContext(Workspace([workspace]), settings=settings, sandbox=NoSandbox("bwrap not found"))
+    context = ToolContext(Workspace([workspace]), sandbox=NoSandbox("bwrap not found"))
     tool = RunShellCommand(context)
     listed = await run_tool(tool, command="cat notes.txt")
     assert listed.return_display == "alpha\nbeta"
     assert (await run_tool(tool, command="echo x > w.txt")).ok and (workspace / "w.txt").exists()
 
 
+async def test_tools_sandbox_without_a_sandbox_refuses_approved_commands(workspace: Path) -> None:
+    settings = Settings.model_validate({"tools": {"sandbox": True}})
+    context = ToolContext(Workspace([workspace]), settings=settings, sandbox=NoSandbox("bwrap not found"))
+    tool = RunShellCommand(context)
+    listed = await run_tool(tool, command="cat notes.txt")  # read-only: runs, as it would unasked
+    assert listed.return_display == "alpha\nbeta"
+    with pytest.raises(ToolParamsError) as refused:  # before any question is put
+        tool.build({"command": "echo x > w.txt"})
+    message = str(refused.value)
+    assert "tools.sandbox is on" in message and "none (bwrap not found)" in message
+    assert "apt install bubblewrap" in message and "turn tools.sandbox off" in message
+    params = RunShellCommandParams(command="echo x > w.txt")  # and never run, however it is reached
+    result = await tool.execute(params, AbortSignal())
+    assert not result.ok and result.error is not None and result.error.message == message
+    assert not (workspace / "w.txt").exists()
+
+
 def test_what_the_user_is_told_once() -> None:
     none = NoSandbox("bwrap not found")
     bwrap = BubblewrapSandbox("/usr/bin/bwrap", "0.8.0")
     assert sandbox_warnings(none) == [
-        "sandbox: none (bwrap not found); commands that run without asking because they are read-only run "
-        "unconfined, checked by the read-only rules alone"
+        "sandbox: none (bwrap not found); install the bubblewrap package (apt install bubblewrap / dnf "
+        "install bubblewrap). Until then only simple read-only commands run without asking and everything "
+        "else asks."
     ]
-    assert sandbox_warnings(none, "true")[1] == (
-        "tools.sandbox is on but cannot be honoured: approved commands run unconfined"
+    [with_setting] = sandbox_warnings(none, "true")
+    assert with_setting.endswith(
+        "everything else asks, and approved commands are refused because tools.sandbox is on (turn it off "
+        "to run them unconfined)."
     )
+    [broken] = sandbox_warnings(NoSandbox("bwrap cannot run here: No permissions", CANNOT_START))
+    assert "No permissions" in broken and "install" not in broken and "user namespaces" in broken
+    for told in (with_setting, broken):
+        assert "\n" not in told
     assert sandbox_warnings(bwrap) == [] and sandbox_warnings(bwrap, True) == []
     assert sandbox_warnings(bwrap, "docker") == [
         "tools.sandbox 'docker' is not available here; bubblewrap is used instead"
@@ -385,7 +451,8 @@ def test_the_setting_takes_a_bool_or_a_name() -> None:
 def test_the_status_line() -> None:
     bwrap = BubblewrapSandbox("/usr/bin/bwrap", "0.8.0")
     assert sandbox_status(bwrap) == (
-        "bubblewrap 0.8.0 (read-only commands: read-only file system, no network; tools.sandbox: off)"
+        "bubblewrap 0.8.0 (read-only commands: read-only file system, no network, own PID namespace; "
+        "tools.sandbox: off)"
     )
     assert "tools.sandbox: on, approved commands may write only in the workspace" in sandbox_status(
         bwrap, True
@@ -393,16 +460,17 @@ def test_the_status_line() -> None:
     assert "'docker' is not available, bubblewrap is used instead" in sandbox_status(bwrap, "docker")
     none = NoSandbox("bwrap not found")
     assert sandbox_status(none) == (
-        "none (bwrap not found); read-only commands rely on the grammar alone; tools.sandbox: off"
+        "none (bwrap not found); install the bubblewrap package (apt install bubblewrap / dnf install "
+        "bubblewrap); until then only simple read-only commands run unasked, unconfined; tools.sandbox: off"
     )
-    assert "cannot be honoured" in sandbox_status(none, True)
+    assert sandbox_status(none, True).endswith("tools.sandbox: on, so approved commands are refused")
 
 
 def test_detection_without_bwrap_and_with_a_broken_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    found = detect_sandbox.__wrapped__()
+    found = find_bubblewrap.__wrapped__()
     assert not found.available and found.describe() == "none (bwrap not found)"
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 9.9' && exit 0\n"
@@ -412,8 +480,20 @@ def test_detection_without_bwrap_and_with_a_broken_one(
         None,
         "bwrap cannot run here: bwrap: No permissions to create new namespace",
     )
-    broken = detect_sandbox.__wrapped__()
+    broken = find_bubblewrap.__wrapped__()
     assert not broken.available and "No permissions" in broken.describe()
+    assert isinstance(broken, NoSandbox) and broken.remedy == CANNOT_START
+
+
+def test_the_switch_only_ever_takes_the_sandbox_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QCLI_SANDBOX", "none")
+    off = detect_sandbox()
+    assert not off.available and off.describe() == "none (QCLI_SANDBOX=none)"
+    assert "unset QCLI_SANDBOX" in sandbox_warnings(off)[0]
+    monkeypatch.setattr("qcore.permissions.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
+    for value in ("bubblewrap", "bwrap", "on", "1"):
+        monkeypatch.setenv("QCLI_SANDBOX", value)
+        assert detect_sandbox().describe() == "none (bwrap not found)"
 
 
 def test_the_seccomp_program_is_whole_instructions() -> None:
@@ -429,7 +509,8 @@ def test_the_read_only_wrap_spells_out_its_promises(tmp_path: Path) -> None:
     try:
         argv = wrapped.argv
         assert argv[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"]
-        assert {"--unshare-net", "--cap-drop", "--die-with-parent"} <= set(argv)
+        assert {"--unshare-net", "--unshare-pid", "--cap-drop", "--die-with-parent"} <= set(argv)
+        assert argv[argv.index("--proc") + 1] == "/proc"  # the namespace's own, after the read-only root
         assert argv[-4:] == ["--", "bash", "-c", "ls"] and "--bind" not in argv
     finally:
         wrapped.close()
@@ -437,7 +518,7 @@ def test_the_read_only_wrap_spells_out_its_promises(tmp_path: Path) -> None:
         ["true"], tmp_path, SandboxProfile.WORKSPACE_WRITE, writable=[tmp_path, tmp_path / "missing"],
         detached=True,
     )  # fmt: skip
-    assert writing.pass_fds == () and "--unshare-net" not in writing.argv
+    assert writing.pass_fds == () and not {"--unshare-net", "--unshare-pid", "--proc"} & set(writing.argv)
     assert "--die-with-parent" not in writing.argv
     assert writing.argv.count("--bind") == 1 and str(tmp_path.resolve()) in writing.argv
 

@@ -1,24 +1,33 @@
-"""The sandbox seam: where a command may write and whether it may reach the network.
+"""The sandbox seam: where a command may write, whether it may reach the network, which processes it sees.
 
 Commands that run without a question because the read-only grammar accepts them run in the ``READ_ONLY``
-profile, so a mistake in that grammar cannot write or reach out. With ``tools.sandbox`` on, every other
-approved command runs in ``WORKSPACE_WRITE``. ``detect_sandbox()`` gives the best this machine offers:
-bubblewrap when ``bwrap`` is on PATH *and* can run here (user namespaces may be disallowed in a
-container), else ``NoSandbox``, which leaves the command as it is and says why.
+profile, so a mistake in that grammar cannot write, reach out or touch the user's processes. With
+``tools.sandbox`` on, every other approved command runs in ``WORKSPACE_WRITE``, and where no sandbox can
+run such a command is refused rather than run unconfined (``sandbox_refusal``). ``detect_sandbox()`` gives
+the best this machine offers: bubblewrap when ``bwrap`` is on PATH *and* can run here (user namespaces may
+be disallowed in a container), else ``NoSandbox``, which leaves the command as it is and says why and what
+to install. ``QCLI_SANDBOX=none`` in the environment makes it report no sandbox on a machine that has one,
+so the test suite can run both ways; it can only take a sandbox away, never add one.
 
-What bubblewrap's profiles do (measured cost: about 5 ms per command on top of a bare ``bash -c``):
+What bubblewrap's profiles do (measured cost: about 6 ms per read-only command on top of a bare
+``bash -c``, 1.5 ms of it the PID namespace):
 
-- Both: the whole file system read-only (``--ro-bind / /``, /proc included, so no process's memory, cwd or
-  file descriptors can be written through it), a minimal private /dev (no host terminals: nothing to
-  inject keystrokes into), every capability dropped (root could otherwise remount / read-write), and
-  ``--die-with-parent`` unless the command is meant to outlive its launcher. No PID namespace: ``ps``
-  still shows the machine's processes, and ``cmd &`` behaves as it does unsandboxed.
-- ``READ_ONLY``: no network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
+- Both: the whole file system read-only (``--ro-bind / /``), a minimal private /dev (no host terminals:
+  nothing to inject keystrokes into), every capability dropped (root could otherwise remount / read-write),
+  and ``--die-with-parent`` unless the command is meant to outlive its launcher.
+- ``READ_ONLY``: its own PID namespace with its own /proc (``--unshare-pid --proc /proc``): ``ps`` shows
+  only the command's own processes and ``kill`` reaches none of the user's, and no other process's memory,
+  cwd or file descriptors are in sight. What it leaves running (``cmd &``) ends with it, as the namespace's
+  first process does. No network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
   SysV IPC, and a seccomp filter that refuses to create Unix sockets: a read-only mount does not stop
   ``connect()`` to a socket file, and the sockets of tmux, ssh-agent, D-Bus or Docker would let a command
   act outside. Writes fail with "Read-only file system"; ``git status`` skips refreshing the index.
 - ``WORKSPACE_WRITE``: the workspace folders and the temp folders are writable, everything else (HOME
-  included) is not; the network is kept, as Qwen Code's sandbox keeps it, so package managers work.
+  included) is not; the network is kept, as Qwen Code's sandbox keeps it, so package managers work. The
+  machine's PID namespace and /proc (read-only) are kept too: an approved command may start a server with
+  ``cmd &`` that must outlive it, print its PID for a later command to stop, or stop one an earlier command
+  started, and in a namespace of its own the first would end with the command and the PIDs would mean
+  nothing outside it.
 """
 
 from __future__ import annotations
@@ -87,14 +96,24 @@ class Sandbox(Protocol):
         ...
 
 
+INSTALL_BUBBLEWRAP = "install the bubblewrap package (apt install bubblewrap / dnf install bubblewrap)"
+CANNOT_START = (
+    "allow bubblewrap to create namespaces (unprivileged user namespaces are often disabled in containers "
+    "and by AppArmor)"
+)
+SWITCH = "QCLI_SANDBOX"
+"""``QCLI_SANDBOX=none``: behave as on a machine without bubblewrap (for tests of that configuration)."""
+
+
 class NoSandbox:
-    """Runs commands as they are; ``reason`` says why there is no sandbox."""
+    """Runs commands as they are; ``reason`` says why there is no sandbox, ``remedy`` how to get one."""
 
     name = "none"
     available = False
 
-    def __init__(self, reason: str = "no sandbox configured") -> None:
+    def __init__(self, reason: str = "no sandbox configured", remedy: str = INSTALL_BUBBLEWRAP) -> None:
         self.reason = reason
+        self.remedy = remedy
 
     def describe(self) -> str:
         return f"none ({self.reason})"
@@ -138,7 +157,7 @@ class BubblewrapSandbox:
             args.append("--die-with-parent")
         pass_fds: tuple[int, ...] = ()
         if profile is SandboxProfile.READ_ONLY:
-            args += ["--unshare-net", "--unshare-ipc"]
+            args += ["--unshare-pid", "--proc", "/proc", "--unshare-net", "--unshare-ipc"]
             program = seccomp_program()
             if program is not None:
                 fd = _readable_pipe(program)
@@ -244,15 +263,23 @@ def probe_bubblewrap(executable: str) -> tuple[str | None, str]:
     return version, ""
 
 
-@functools.cache
 def detect_sandbox() -> Sandbox:
-    """The best sandbox this machine offers, probed once per process (a few milliseconds)."""
+    """The best sandbox this machine offers, probed once per process (a few milliseconds); none when
+    ``QCLI_SANDBOX=none`` says to behave as if bubblewrap were absent (read each time, so a test may set it)."""
+    if os.environ.get(SWITCH, "").strip().lower() == "none":
+        return NoSandbox(f"{SWITCH}=none", f"unset {SWITCH} to use bubblewrap")
+    return find_bubblewrap()
+
+
+@functools.cache
+def find_bubblewrap() -> Sandbox:
+    """bubblewrap when ``bwrap`` is on PATH and can build the read-only sandbox here, else why not."""
     executable = shutil.which("bwrap")
     if executable is None:
         return NoSandbox("bwrap not found")
     version, problem = probe_bubblewrap(executable)
     if version is None:
-        return NoSandbox(problem)
+        return NoSandbox(problem, CANNOT_START)
     return BubblewrapSandbox(executable, version)
 
 
@@ -273,16 +300,20 @@ def sandbox_requested(value: bool | str | None) -> tuple[bool, str | None]:
     return True, None if word in _OURS else value.strip()
 
 
+def _remedy(sandbox: Sandbox) -> str:
+    return sandbox.remedy if isinstance(sandbox, NoSandbox) else INSTALL_BUBBLEWRAP
+
+
 def sandbox_status(sandbox: Sandbox, setting: bool | str | None = False) -> str:
     """One line for ``/tools`` and ``qcli --version --verbose``."""
     wanted, unsupported = sandbox_requested(setting)
     if not sandbox.available:
-        if wanted:
-            note = "tools.sandbox is on but cannot be honoured: approved commands run unconfined"
-        else:
-            note = "tools.sandbox: off"
-        return f"{sandbox.describe()}; read-only commands rely on the grammar alone; {note}"
-    scope = "read-only commands: read-only file system, no network"
+        note = "tools.sandbox: on, so approved commands are refused" if wanted else "tools.sandbox: off"
+        return (
+            f"{sandbox.describe()}; {_remedy(sandbox)}; until then only simple read-only commands run "
+            f"unasked, unconfined; {note}"
+        )
+    scope = "read-only commands: read-only file system, no network, own PID namespace"
     if not wanted:
         return f"{sandbox.describe()} ({scope}; tools.sandbox: off)"
     instead = f" ({unsupported!r} is not available, {sandbox.name} is used instead)" if unsupported else ""
@@ -293,17 +324,30 @@ def sandbox_status(sandbox: Sandbox, setting: bool | str | None = False) -> str:
 
 
 def sandbox_warnings(sandbox: Sandbox, setting: bool | str | None = False) -> list[str]:
-    """What the user should be told once, at the start of a session: that read-only commands will run
-    unconfined, that ``tools.sandbox`` cannot be honoured, or that a sandbox it names is replaced."""
+    """What the user should be told once, at the start of a session, in one line: how to get the sandbox
+    and what differs until then (with ``tools.sandbox`` on, approved commands are refused), or that a
+    sandbox ``tools.sandbox`` names is replaced by ours."""
     wanted, unsupported = sandbox_requested(setting)
     if not sandbox.available:
-        told = [
-            f"sandbox: {sandbox.describe()}; commands that run without asking because they are read-only "
-            "run unconfined, checked by the read-only rules alone"
+        refused = (
+            ", and approved commands are refused because tools.sandbox is on (turn it off to run them "
+            "unconfined)"
+            if wanted
+            else ""
+        )
+        return [
+            f"sandbox: {sandbox.describe()}; {_remedy(sandbox)}. Until then only simple read-only commands "
+            f"run without asking and everything else asks{refused}."
         ]
-        if wanted:
-            told.append("tools.sandbox is on but cannot be honoured: approved commands run unconfined")
-        return told
     if wanted and unsupported:
         return [f"tools.sandbox {unsupported!r} is not available here; {sandbox.name} is used instead"]
     return []
+
+
+def sandbox_refusal(sandbox: Sandbox) -> str:
+    """Why a command that must run in ``WORKSPACE_WRITE`` (``tools.sandbox`` is on) was not run."""
+    return (
+        "Not run: tools.sandbox is on, so approved commands run only inside a sandbox, and none can run here "
+        f"({sandbox.describe()}). To run it, {_remedy(sandbox)}, or turn tools.sandbox off in the settings "
+        "to run commands unconfined."
+    )

@@ -135,8 +135,9 @@ class ToolsSettings(SettingsSection):
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
     sandbox: bool | str = False
-    """Confine every approved command (writes only in the workspace and temp folders). Qwen Code also
-    takes a sandbox's name (docker, podman, sandbox-exec); any name turns on the one qcore has, bubblewrap.
+    """Confine every approved shell command (writes only in the workspace and temp folders); where no
+    sandbox can run, such commands are refused rather than run unconfined. Qwen Code also takes a
+    sandbox's name (docker, podman, sandbox-exec); any name turns on the one qcore has, bubblewrap.
     Commands that run unasked because they are read-only are confined whatever this says."""
 
 

@@ -7,10 +7,11 @@ far. Root commands for the confirmation come from the permission
 analysis (tree-sitter-bash), so the question names what the rules will judge.
 
 Defence in depth: a command the read-only grammar accepts runs unasked, so it runs sandboxed
-(``READ_ONLY``: nothing written, no network) in case the grammar is wrong; with ``tools.sandbox`` on, any
-other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be had the command runs as it is (the front
-end tells the user once: ``sandbox_warnings``). Whatever the commands leave running ends with the session
-(``aclose``).
+(``READ_ONLY``: nothing written, no network, none of the user's processes in reach) in case the grammar is
+wrong; with ``tools.sandbox`` on, any other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be
+had, read-only commands run as they are, and a command ``tools.sandbox`` would confine is refused, before
+any question, with what to install (the front end tells the user once: ``sandbox_warnings``). Whatever the
+commands leave running ends with the session (``aclose``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.permissions.readonly import is_read_only
-from qcore.permissions.sandbox import SandboxProfile, sandbox_requested, temp_folders
+from qcore.permissions.sandbox import SandboxProfile, sandbox_refusal, sandbox_requested, temp_folders
 from qcore.permissions.shell_analysis import analyse
 from qcore.shell_runner import CappedText, ShellChunk, ShellResult, ShellRunner, SubprocessShellRunner
 from qcore.storage import project_temp_dir
@@ -142,6 +143,15 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         if not analyse(params.command).commands:
             return f"There is no command to run in: {params.command!r}"
         self._working_dir(params)
+        if refused := self._unconfinable(params.command):
+            raise ToolParamsError(refused, ToolErrorType.EXECUTION_DENIED)
+        return None
+
+    def _unconfinable(self, command: str) -> str | None:
+        """Why ``command`` may not run: ``tools.sandbox`` wants it confined and no sandbox can run here."""
+        sandbox = self.runner.sandbox
+        if self.sandbox_profile(command) is SandboxProfile.WORKSPACE_WRITE and not sandbox.available:
+            return sandbox_refusal(sandbox)
         return None
 
     def _working_dir(self, params: RunShellCommandParams) -> Path:
@@ -186,6 +196,8 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             cwd = self.workspace.cwd if params.directory is None else self.resolve_path(params.directory)
         except ToolParamsError as error:
             return ToolResult.failure(str(error), error.error_type)
+        if refused := self._unconfinable(params.command):
+            return ToolResult.failure(refused, ToolErrorType.EXECUTION_DENIED)
         profile = self.sandbox_profile(params.command)
         writable = self._writable() if profile is SandboxProfile.WORKSPACE_WRITE else []
         if params.is_background:

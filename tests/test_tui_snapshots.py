@@ -1,6 +1,7 @@
 """Snapshots of the TUI's main screens (pytest-textual-snapshot; Textual, syrupy and the theme pinned).
 
-The project lives at a fixed path so paths on screen are the same on every machine. Update the
+The project lives at a fixed path and the sandbox is pinned (none: bubblewrap's absence is what the
+start-up notice shows), so the screen is the same on every machine. Update the
 baselines with ``./dev test tests/test_tui_snapshots.py --snapshot-update`` after looking at the report.
 """
 
@@ -18,6 +19,7 @@ import pytest
 
 from qcli.app import QcliApp
 from qcore.llm.scripted import reply
+from qcore.permissions.sandbox import NoSandbox
 from tests.support.trust import trust_folder
 from tests.support.tui import APP_PY, Project, idle, question, ready, type_text, until
 
@@ -46,6 +48,9 @@ def project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
     for key in list(os.environ):
         if key.startswith(("OPENAI_", "QWEN_MODEL")):
             monkeypatch.delenv(key)
+    # The same screen on every machine: as one without bubblewrap, whose start-up notice is on it.
+    monkeypatch.delenv("QCLI_SANDBOX", raising=False)
+    monkeypatch.setattr("qcore.permissions.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
     (root / "app.py").write_text(APP_PY + "\n\n" + "\n".join(f"# note {n}" for n in range(20)) + "\n")
     trust_folder(home, root)
     yield Project(root, home)

@@ -27,12 +27,15 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from qcore.permissions.sandbox import detect_sandbox, sandbox_warnings
 from tests.e2e.conftest import QCLI, Workdir
 from tests.e2e.test_session_resume import assert_valid, wait_for
 from tests.support.openai_server import Reply
 from tests.support.processes import alive
 
 OLD = '"Hello, " + name'
+STARTUP_REPORT = "qcli:\n"
+"""How qcli's own report opens, sent as one message when a session opens (settings problems, sandbox)."""
 NEW = 'f"Hello, {name}"'
 
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], str | None]
@@ -58,12 +61,20 @@ class RecordingClient:
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
 
-    def text(self, session_id: str) -> str:
-        return "".join(
+    def _texts(self, session_id: str) -> list[str]:
+        return [
             u.content.text
             for s, u in self.updates
             if s == session_id and isinstance(u, AgentMessageChunk) and u.content.type == "text"
-        )
+        ]
+
+    def text(self, session_id: str) -> str:
+        """What the session said: the model's words and command output, without qcli's start-up report,
+        whose notices depend on the machine (whether bubblewrap is installed, say)."""
+        return "".join(text for text in self._texts(session_id) if not text.startswith(STARTUP_REPORT))
+
+    def report(self, session_id: str) -> str:
+        return "".join(text for text in self._texts(session_id) if text.startswith(STARTUP_REPORT))
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [update for _, update in self.updates if isinstance(update, kind)]
@@ -176,6 +187,20 @@ async def test_cancel_in_the_middle_of_a_command_ends_it_and_the_next_prompt_wor
     assert again.stop_reason == "end_turn"
     assert client.text(session_id).endswith("Fine, after the cancel.")
     assert_valid(workdir.server.chat_requests[-1].body["messages"])
+
+
+async def test_the_sandbox_notice_reaches_the_editor_once_in_one_line(
+    workdir: Workdir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QCLI_SANDBOX", "none")  # the same on every machine: as if bubblewrap were absent
+    workdir.server.script.append(Reply(text="hi"))
+    client = RecordingClient(pick("allow_once"))
+    async with agent(workdir, client) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("hello"))
+    notices = [line for line in client.report(session_id).splitlines() if "sandbox" in line]
+    assert notices == [f"- {line}" for line in sandbox_warnings(detect_sandbox())]
+    assert client.text(session_id) == "hi"
 
 
 async def test_two_sessions_in_one_process_keep_their_own_conversations(workdir: Workdir) -> None:

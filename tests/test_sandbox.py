@@ -240,7 +240,7 @@ async def test_read_only_cannot_see_or_signal_the_users_processes(
     assert str(pid) in bare.output.split()  # ps works: the sandbox is what hides it below
     listed = await confined(runner, "ps -e -o pid=,comm=", workspace, SandboxProfile.READ_ONLY)
     assert listed.exit_code == 0 and str(pid) not in listed.output.split(), listed.output
-    assert listed.output.split()[:2] == ["1", "bwrap"]  # the namespace's own first process
+    assert listed.output.split()[:2] == ["1", "ps"]  # the command is the namespace's first process
     for signal in ("TERM", "KILL"):
         result = await confined(runner, f"kill -{signal} {pid}", workspace, SandboxProfile.READ_ONLY)
         assert result.exit_code != 0 and "No such process" in result.output, result.output
@@ -263,6 +263,22 @@ async def test_what_a_read_only_command_leaves_running_ends_with_it(
     while runner.processes.running() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert runner.processes.running() == []
+    assert result.background_pids == []  # nothing outlived the command, not even for a moment
+
+
+@needs_bwrap
+async def test_a_read_only_background_job_stops_with_its_group(
+    runner: SubprocessShellRunner, workspace: Path, tmp_path: Path
+) -> None:
+    """As the tool tells the model: ``kill -- -PGID`` (SIGTERM) stops it."""
+    started = await runner.start_background(
+        "tail -f notes.txt", workspace, tmp_path / "job.log", sandbox_profile=SandboxProfile.READ_ONLY
+    )
+    await asyncio.sleep(0.2)
+    members = [process.pid for process in runner.processes.running() if process.pid != started.pgid]
+    assert alive(started.pid) and members
+    os.killpg(started.pgid, 15)
+    assert await gone([started.pid, *members])
 
 
 # --- the workspace-write profile -----------------------------------------------------------------
@@ -511,6 +527,7 @@ def test_the_read_only_wrap_spells_out_its_promises(tmp_path: Path) -> None:
         assert argv[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"]
         assert {"--unshare-net", "--unshare-pid", "--cap-drop", "--die-with-parent"} <= set(argv)
         assert argv[argv.index("--proc") + 1] == "/proc"  # the namespace's own, after the read-only root
+        assert "--as-pid-1" in argv
         assert argv[-4:] == ["--", "bash", "-c", "ls"] and "--bind" not in argv
     finally:
         wrapped.close()

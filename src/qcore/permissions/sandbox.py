@@ -17,8 +17,10 @@ What bubblewrap's profiles do (measured cost: about 6 ms per read-only command o
   and ``--die-with-parent`` unless the command is meant to outlive its launcher.
 - ``READ_ONLY``: its own PID namespace with its own /proc (``--unshare-pid --proc /proc``): ``ps`` shows
   only the command's own processes and ``kill`` reaches none of the user's, and no other process's memory,
-  cwd or file descriptors are in sight. What it leaves running (``cmd &``) ends with it, as the namespace's
-  first process does. No network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
+  cwd or file descriptors are in sight. The command is the namespace's first process (``--as-pid-1``), so
+  what it leaves running (``cmd &``) ends with it, at once: the kernel ends a namespace with its first
+  process. A background command keeps bubblewrap's own first process instead, since a command that is
+  PID 1 ignores the SIGTERM that stops its group (``kill -- -PGID``). No network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
   SysV IPC, and a seccomp filter that refuses to create Unix sockets: a read-only mount does not stop
   ``connect()`` to a socket file, and the sockets of tmux, ssh-agent, D-Bus or Docker would let a command
   act outside. Writes fail with "Read-only file system"; ``git status`` skips refreshing the index.
@@ -158,6 +160,8 @@ class BubblewrapSandbox:
         pass_fds: tuple[int, ...] = ()
         if profile is SandboxProfile.READ_ONLY:
             args += ["--unshare-pid", "--proc", "/proc", "--unshare-net", "--unshare-ipc"]
+            if not detached:
+                args.append("--as-pid-1")
             program = seccomp_program()
             if program is not None:
                 fd = _readable_pipe(program)

@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.e2e.conftest import Runner, Workdir
 from tests.support.openai_server import Reply
 from tests.support.trust import trust_folder
+from tests.test_folder_trust import qwen_home_with_secrets
 
 SUPPORT = Path(__file__).resolve().parent.parent / "support"
 
@@ -142,10 +143,7 @@ def test_an_untrusted_project_cannot_name_the_users_qwen_files_as_context(
     """``context.fileName`` naming the files beside the user's QWEN.md: their settings (with a key) and
     their OAuth credentials. Untrusted, the names are looked up in the project only."""
     untrust(workdir)
-    qwen = workdir.home / ".qwen"
-    (qwen / "settings.json").write_text(json.dumps({"security": {"auth": {"apiKey": "sk-SETTINGS-SECRET"}}}))
-    (qwen / "oauth_creds.json").write_text(json.dumps({"access_token": "OAUTH-SECRET"}))
-    (qwen / "QWEN.md").write_text("The user likes tabs.\n")
+    qwen_home_with_secrets(workdir.home)
     (workdir.root / "oauth_creds.json").write_text("The project's own file of that name.\n")
     settings = {"context": {"fileName": ["settings.json", "oauth_creds.json"]}}
     (workdir.root / ".qwen").mkdir()

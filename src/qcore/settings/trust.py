@@ -198,7 +198,7 @@ UNTRUSTED_KEEPS: Mapping[str, Any] = {
 """What a project that is not trusted may still set: tightening rules, exclusions, the model, display.
 A key maps to True (kept whole), a test of its value, or a nested table of the same kind. Nothing kept
 names a command or program to run, a URL to reach or a folder to read (deny and ask rules name them only to
-stop them); the file names of ``context.fileName`` are plain names the loader confines to the project."""
+stop them)."""
 
 
 def hold_back(data: dict[str, Any]) -> tuple[dict[str, Any], list[HeldBack]]:

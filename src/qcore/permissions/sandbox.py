@@ -9,8 +9,8 @@ be disallowed in a container), else ``NoSandbox``, which leaves the command as i
 to install. ``QCLI_SANDBOX=none`` in the environment makes it report no sandbox on a machine that has one,
 so the test suite can run both ways; it can only take a sandbox away, never add one.
 
-What bubblewrap's profiles do (measured cost: about 6 ms per read-only command on top of a bare
-``bash -c``, 1.5 ms of it the PID namespace):
+What bubblewrap's profiles do (measured cost: about 4 ms per read-only command on top of a bare
+``bash -c``, under 1 ms of it the PID namespace; ``bench/sandbox.py``):
 
 - Both: the whole file system read-only (``--ro-bind / /``), a minimal private /dev (no host terminals:
   nothing to inject keystrokes into), every capability dropped (root could otherwise remount / read-write),

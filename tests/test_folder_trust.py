@@ -252,6 +252,7 @@ async def test_the_tui_lists_what_would_start_and_trusting_starts_it(untrusted: 
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, TrustScreen))
+        await until(pilot, lambda: "would start" in screen_text(app))  # pushed is not yet painted
         text = screen_text(app)
         assert "would start" in text and "MCP server 'helper'" in text
         assert "would allow" in text and "allow rule run_shell_command" in text

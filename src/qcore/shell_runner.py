@@ -38,7 +38,7 @@ DEFAULT_ENV: Mapping[str, str] = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_EDITOR": "true",
 }
-"""Added to ``os.environ`` for every command: no pager, no prompt and no editor may wait on a terminal
+"""Added to the environment of every command: no pager, no prompt and no editor may wait on a terminal
 that is not there (stdin is /dev/null). ``TERM=dumb`` because output goes to a pipe, not a screen."""
 
 SNIFF_BYTES = 4096
@@ -241,11 +241,18 @@ class SubprocessShellRunner:
             self._sandbox = detect_sandbox()
         return self._sandbox
 
-    def environment(self, profile: SandboxProfile | None = None) -> dict[str, str]:
+    async def environment(
+        self, command: str, cwd: Path, profile: SandboxProfile | None = None
+    ) -> dict[str, str]:
+        """What ``command`` runs with: this process's environment, and for a command that runs unasked
+        (``READ_ONLY``), git settings that run nothing the repository in ``cwd`` configures
+        (``qcore.safe_git``; the repository is read only when the command mentions git)."""
         env = {**os.environ, **self._extra_env, **self.processes.environment()}
-        if profile is not None and profile.value == "read-only":  # SandboxProfile.READ_ONLY, imported lazily
-            _refuse_foreign_bare_repositories(env)
-        return env
+        if profile is None or profile.value != "read-only":  # SandboxProfile.READ_ONLY, imported lazily
+            return env
+        from qcore.safe_git import unasked_environment
+
+        return await unasked_environment(env, cwd, repository="git" in command)
 
     def _confine(
         self,
@@ -283,7 +290,7 @@ class SubprocessShellRunner:
             ended = await run_group(
                 confined.argv,
                 cwd=cwd,
-                env=self.environment(sandbox_profile),
+                env=await self.environment(command, cwd, sandbox_profile),
                 stdout=collector.feed,
                 stderr=MERGE,
                 time_limit=time_limit,
@@ -326,7 +333,7 @@ class SubprocessShellRunner:
             ended = await run_group(
                 [self._shell, "-c", launcher, "launcher", str(log_path), *confined.argv],
                 cwd=cwd,
-                env=self.environment(sandbox_profile),
+                env=await self.environment(command, cwd, sandbox_profile),
                 stdout=out.extend,
                 stderr=MERGE,
                 tracker=self.processes,
@@ -340,16 +347,3 @@ class SubprocessShellRunner:
             raise OSError(f"could not start the background command: {out.decode(errors='replace')}") from None
         self.processes.track([pid])
         return BackgroundProcess(pid=pid, pgid=ended.pid, log_path=log_path)
-
-
-def _refuse_foreign_bare_repositories(env: dict[str, str]) -> None:
-    """For commands that run unasked: git ignores a bare repository found by walking up from the working
-    folder (``safe.bareRepository=explicit``). A repository may carry one as plain files, and its config
-    names commands (``core.fsmonitor``, ``diff.external``) that ``git status`` or ``git diff`` would run."""
-    try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
-    except ValueError:
-        count = 0
-    env[f"GIT_CONFIG_KEY_{count}"] = "safe.bareRepository"
-    env[f"GIT_CONFIG_VALUE_{count}"] = "explicit"
-    env["GIT_CONFIG_COUNT"] = str(count + 1)

@@ -3,15 +3,25 @@ against a real hostile repository (``tests/support/hostile_git.py``) and real gi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import shutil
 import subprocess
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from qcli.tui_startup import current_branch
+from qcore import checkpoint_git
 from qcore.abort import AbortSignal
-from qcore.checkpoints import Checkpoints
+from qcore.checkpoints import CheckpointError, Checkpoints
+from qcore.context_files import load_context
+from qcore.ignore import IgnoreRules
 from qcore.permissions.sandbox import NoSandbox, SandboxProfile
 from qcore.prompt import git_state
 from qcore.safe_git import repository_overrides, with_config
@@ -230,3 +240,86 @@ def test_config_in_the_environment_adds_to_what_is_there() -> None:
         "d.e",
         "",
     )
+
+
+# -- files git or qcli would wait on ----------------------------------------------------------------
+
+RESCUE_AFTER = 15.0
+"""Seconds after which every test FIFO gets a writer, so a regression fails a test instead of hanging it."""
+
+
+@contextlib.contextmanager
+def fifos(*paths: Path) -> Iterator[None]:
+    for path in paths:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    done = threading.Event()
+
+    def rescue() -> None:
+        while not done.wait(RESCUE_AFTER):
+            for path in paths:
+                with contextlib.suppress(OSError):  # ENXIO: nobody waits on it, as it should be
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=rescue, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def git_children() -> list[psutil.Process]:
+    return [child for child in psutil.Process().children(recursive=True) if child.name() == "git"]
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "sub").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "sub" / "f").write_text("one\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "one")
+    (root / "sub" / "f").write_text("two\n")  # same size, old time: status must read its attributes
+    os.utime(root / "sub" / "f", (1_000_000_000, 1_000_000_000))
+    return root
+
+
+async def test_qcli_waits_on_no_fifo_among_the_files_it_or_git_reads_first(
+    tmp_path: Path, home: Path
+) -> None:
+    root = project(tmp_path)
+    names = (".gitignore", ".gitattributes", ".qwenignore", "QWEN.md", "AGENTS.md", ".git/info/exclude")
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    with fifos(*(root / name for name in names)):
+        started = time.monotonic()
+        assert not IgnoreRules(root).is_ignored(root / "sub" / "f")
+        assert load_context(root, root, home=home).text == ""
+        assert git_state(root).startswith(f"git state unknown: {root / '.gitignore'} is a FIFO")
+        assert current_branch(root) == ""
+        with pytest.raises(CheckpointError, match="FIFO"):
+            await Checkpoints(root, tmp_path / "shadow").snapshot("start")
+        assert time.monotonic() - started < RESCUE_AFTER / 3
+    assert git_children() == []
+
+
+async def test_git_waiting_on_a_deeper_fifo_is_ended_with_its_group(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO no check looks for: the time limits end git, and a checkpoint that overran does not wait
+    again."""
+    root = project(tmp_path)
+    (root / "sub" / "deeper").mkdir()
+    monkeypatch.setattr(checkpoint_git, "COMMAND_SECONDS", 1.0)
+    with fifos(root / "sub" / ".gitattributes", root / "sub" / "deeper" / ".gitignore"):
+        started = time.monotonic()
+        assert git_state(root) == "git state unknown: git status did not finish within 2 s"
+        assert git_children() == []
+        checkpoints = Checkpoints(root, tmp_path / "shadow")
+        with pytest.raises(CheckpointError, match="did not finish within 1 s"):
+            await asyncio.wait_for(checkpoints.snapshot("start"), RESCUE_AFTER / 2)
+        assert git_children() == []
+        again = time.monotonic()
+        with pytest.raises(CheckpointError, match="did not finish"):
+            await checkpoints.snapshot("again")
+        assert time.monotonic() - again < 0.5
+        assert time.monotonic() - started < RESCUE_AFTER / 2

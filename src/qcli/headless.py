@@ -216,20 +216,32 @@ class HeadlessPrinter:
 
 
 async def run_headless(session: Session, prompt: str, printer: HeadlessPrinter) -> int:
-    """Send one prompt; SIGINT/SIGTERM abort the turn (exit 130)."""
+    """Send one prompt; SIGINT/SIGTERM abort the turn (exit 130), and the process ends within a deadline
+    even if what the turn waits on does not heed the abort (git stuck on a FIFO)."""
+    from qcore.process_tracker import end_anyway_after
+
     session.events.subscribe(printer)
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
-    for sig in (signals.SIGINT, signals.SIGTERM):
-        loop.add_signal_handler(sig, abort.abort, "Operation cancelled.")
+
+    def stop(number: int) -> None:
+        if not abort.aborted:
+            end_anyway_after(128 + number)
+        abort.abort("Operation cancelled.")
+
+    before = {sig: signals.getsignal(sig) for sig in (signals.SIGINT, signals.SIGTERM)}
+    for sig in before:
+        loop.add_signal_handler(sig, stop, sig)
     try:
         if session.checkpoints is not None:
             session.checkpoints.warm()  # the project's first snapshot, while the first request runs
         await session.tools_ready()  # session_start then lists every tool the first request carries
         outcome = await session.send(prompt, abort)
     finally:
-        for sig in (signals.SIGINT, signals.SIGTERM):
+        for sig, handler in before.items():
             loop.remove_signal_handler(sig)
+            if handler is not None:  # the exit hook's, so a signal while closing still ends children
+                signals.signal(sig, handler)
     if outcome.reason == "cancelled":
         printer.warn("Operation cancelled.")
     return exit_code(outcome)

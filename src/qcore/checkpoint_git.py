@@ -7,8 +7,8 @@ are pinned on the command line, and the shadow's ``info/attributes`` unsets ``fi
 ``.gitattributes`` nor a user's ``core.attributesFile`` can name a filter or change bytes (no config
 here defines a driver anyway). The project's ``.git/config`` and ``.git/info/attributes`` are never read
 (git reads the shadow's), and only plumbing runs: nothing that runs hooks or garbage collection. Every
-command has a time limit (git waits forever on a FIFO ``.gitignore``) and, once one is exceeded, the
-shadow refuses further work for the session instead of waiting again. One writer at a time, within the
+command has a time limit (git waits forever on a FIFO ``.gitignore``) and, once one is exceeded or a
+command is ended from outside (qcli exiting), the shadow refuses further work instead of starting again. One writer at a time, within the
 process (an asyncio lock) and across sessions of the same project (``flock``).
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from qcore.checkpoint_restore import Entry
 from qcore.files import CONFIG_MAX_BYTES, read_regular_file
+from qcore.processes import signal_name
 from qcore.safe_git import FIXED, blocking_file, git_folder, own_environment, run_git
 
 _SETTINGS = {  # pinned on every command, whatever the shadow's config file says
@@ -94,10 +95,12 @@ class ShadowGit:
             stdin=stdin or b"",
             time_limit=COMMAND_SECONDS,
         )
-        if done.returncode is None:
+        if done.returncode is None or done.returncode < 0:  # out of time, or ended from outside: stop here
             self._broken = (
                 f"git {args[0]} did not finish within {COMMAND_SECONDS:g} s in the checkpoint repository "
                 "(a FIFO or a device where git reads ignore or attributes files makes it wait forever)"
+                if done.returncode is None
+                else f"git {args[0]} was ended by {signal_name(-done.returncode)} in the checkpoint repository"
             )
             raise CheckpointError(self._broken)
         if done.returncode not in ok:

@@ -17,18 +17,19 @@ detected on first use unless given). Whatever a command leaves running (those ba
 from __future__ import annotations
 
 import codecs
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from qcore.abort import AbortSignal
+from qcore.credentials import tool_environment
 from qcore.process_tracker import ProcessTracker
 from qcore.processes import KILL_GRACE_SECONDS, MERGE, run_group
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Confined, Sandbox, SandboxProfile
+    from qcore.settings import Settings
 
 DEFAULT_ENV: Mapping[str, str] = {
     "PAGER": "cat",
@@ -223,7 +224,10 @@ class SubprocessShellRunner:
         kill_grace: float = KILL_GRACE_SECONDS,
         sandbox: Sandbox | None = None,
         processes: ProcessTracker | None = None,
+        settings: Settings | None = None,
     ) -> None:
+        """``settings``: whose ``tools.envPassthrough`` and keys decide which credentials commands get."""
+        self._settings = settings
         self._extra_env = {**DEFAULT_ENV, **(env or {})}
         self._shell = shell
         self._keep = (keep_head, keep_tail)
@@ -244,10 +248,11 @@ class SubprocessShellRunner:
     async def environment(
         self, command: str, cwd: Path, profile: SandboxProfile | None = None
     ) -> dict[str, str]:
-        """What ``command`` runs with: this process's environment, and for a command that runs unasked
-        (``READ_ONLY``), git settings that run nothing the repository in ``cwd`` configures
-        (``qcore.safe_git``; the repository is read only when the command mentions git)."""
-        env = {**os.environ, **self._extra_env, **self.processes.environment()}
+        """What ``command`` runs with: this process's environment less the credentials qcli signs in with
+        (``qcore.credentials``), and for a command that runs unasked (``READ_ONLY``), git settings that
+        run nothing the repository in ``cwd`` configures (``qcore.safe_git``; the repository is read only
+        when the command mentions git)."""
+        env = {**tool_environment(self._settings), **self._extra_env, **self.processes.environment()}
         if profile is None or profile.value != "read-only":  # SandboxProfile.READ_ONLY, imported lazily
             return env
         from qcore.safe_git import unasked_environment

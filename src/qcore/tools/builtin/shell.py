@@ -127,7 +127,10 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         if runner is None and context is not None:
             runner = context.shell_runner
         if runner is None:
-            runner = SubprocessShellRunner(sandbox=context.sandbox if context is not None else None)
+            runner = SubprocessShellRunner(
+                sandbox=context.sandbox if context is not None else None,
+                settings=context.settings if context is not None else None,
+            )
         self.runner: ShellRunner = runner
 
     async def aclose(self) -> None:

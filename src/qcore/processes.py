@@ -399,10 +399,6 @@ class Completed:
     stdout: bytes
     stderr: bytes
 
-    @property
-    def timed_out(self) -> bool:
-        return self.returncode is None
-
 
 def run_blocking(
     argv: Sequence[str],
@@ -412,10 +408,10 @@ def run_blocking(
     time_limit: float,
 ) -> Completed:
     """Run a short program where there is no event loop to wait on (a worker thread, a prompt built
-    synchronously) and collect its output. It leads its own group, as
-    ``run_group``'s programs do, and the group and its descendants are killed when ``time_limit`` passes
-    or this thread is interrupted (a SIGTERM's ``SystemExit``), so a program that waits forever (git
-    opening a FIFO) neither outlives the limit nor keeps its caller."""
+    synchronously) and collect its output. It leads its own group, as ``run_group``'s programs do, and
+    the group and its descendants are killed when ``time_limit`` passes or this thread is interrupted (a
+    SIGTERM's ``SystemExit``), so a program that waits forever (git opening a FIFO) neither outlives the
+    limit nor keeps its caller."""
     proc = subprocess.Popen(
         argv,
         cwd=cwd,

@@ -21,7 +21,8 @@ settings (which outrank the repository's):
 - ``submodule.<name>.ignore=dirty`` for every submodule the repository or its ``.gitmodules`` names, so
   ``status`` and ``diff`` never run git inside one (whose own config is not read here).
 
-qcli's own calls (``run_own_git``, ``own_git``) read no system or global config either (only the user's
+qcli's own calls (``own_git``, ``own_git_blocking``, ``run_own_git_blocking``) read no system or global
+config either (only the user's
 ``safe.directory`` entries are carried over, so a repository owned by someone else that the user allowed
 still works), take no optional locks, and have a time limit: git waits forever on a FIFO ``.gitignore``,
 so a call that overruns is killed with its process group. ``unasked_environment`` gives a model's
@@ -33,6 +34,7 @@ repository (the checkpoints' shadow repository, whose config is qcli's, still wo
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import re
@@ -44,7 +46,7 @@ from pathlib import Path
 
 from qcore.abort import AbortSignal
 from qcore.files import file_type, read_config_text
-from qcore.processes import Completed, ProcessRunner, run_blocking, run_group
+from qcore.processes import ProcessRunner, run_blocking, run_group
 
 FIXED: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
@@ -181,8 +183,13 @@ def own_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _run_blocking(argv: Sequence[str], cwd: Path, env: Mapping[str, str], time_limit: float) -> GitOutput:
+    done = run_blocking(argv, cwd=cwd, env=env, time_limit=time_limit)
+    return GitOutput(done.returncode, done.stdout, done.stderr.decode(errors="replace"))
+
+
 def _version(git: str) -> tuple[int, int]:
-    done = run_blocking([git, "version"], cwd=Path("/"), env=own_environment(), time_limit=LISTING_SECONDS)
+    done = _run_blocking([git, "version"], Path("/"), own_environment(), LISTING_SECONDS)
     if done.returncode != 0:
         raise _listing_failed(done, "version")
     found = re.search(rb"(\d+)\.(\d+)", done.stdout)
@@ -196,11 +203,8 @@ def _user_settings(git: str) -> tuple[tuple[str, str], ...]:
     if _version(git) < (2, 31):
         raise GitUnavailable("git 2.31 or later is needed for qcli to read a repository safely")
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    done = run_blocking(
-        [git, "config", "--show-scope", "-z", "--get-all", "safe.directory"],
-        cwd=Path("/"),
-        env=env,
-        time_limit=LISTING_SECONDS,
+    done = _run_blocking(
+        [git, "config", "--show-scope", "-z", "--get-all", "safe.directory"], Path("/"), env, LISTING_SECONDS
     )
     fields = done.stdout.split(b"\0")
     return tuple(
@@ -252,11 +256,10 @@ def work_tree_top(folder: Path) -> Path | None:
     return next((parent for parent in (folder, *folder.parents) if (parent / ".git").exists()), None)
 
 
-def _listing_failed(done: Completed | GitOutput, what: str) -> GitUnavailable:
+def _listing_failed(done: GitOutput, what: str) -> GitUnavailable:
     if done.returncode is None:
         return GitUnavailable(f"git {what} did not finish within {LISTING_SECONDS:g} s")
-    message = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
-    return GitUnavailable(f"git {what} failed: {message.strip() or f'exit status {done.returncode}'}")
+    return GitUnavailable(f"git {what} failed: {done.stderr.strip() or f'exit status {done.returncode}'}")
 
 
 def _own_base(cwd: Path) -> tuple[str, dict[str, str]]:
@@ -266,7 +269,7 @@ def _own_base(cwd: Path) -> tuple[str, dict[str, str]]:
     return git, with_config(own_environment(), _user_settings(git))
 
 
-def _own(git: str, env: dict[str, str], listing: Completed | GitOutput) -> OwnGit:
+def _own(git: str, env: dict[str, str], listing: GitOutput) -> OwnGit:
     if listing.returncode != 0:
         raise _listing_failed(listing, "config --list")
     return OwnGit((git, *fixed_arguments()), with_config(env, repository_overrides(listing.stdout)))
@@ -276,7 +279,7 @@ def own_git_blocking(cwd: Path) -> OwnGit:
     """The guarded invocation of qcli's own git in ``cwd``, for a caller with no event loop; raises
     ``GitUnavailable``."""
     git, env = _own_base(cwd)
-    listing = run_blocking([git, *fixed_arguments(), *_LISTING], cwd=cwd, env=env, time_limit=LISTING_SECONDS)
+    listing = _run_blocking([git, *fixed_arguments(), *_LISTING], cwd, env, LISTING_SECONDS)
     return _own(git, env, listing)
 
 
@@ -284,8 +287,6 @@ async def own_git(
     cwd: Path, *, runner: ProcessRunner = run_group, signal: AbortSignal | None = None
 ) -> OwnGit:
     """The guarded invocation of qcli's own git in ``cwd``; raises ``GitUnavailable``."""
-    import asyncio
-
     git, env = await asyncio.to_thread(_own_base, cwd)
     listing = await run_git(
         [git, *fixed_arguments(), *_LISTING],
@@ -301,8 +302,7 @@ async def own_git(
 def run_own_git_blocking(args: Sequence[str], cwd: Path, time_limit: float) -> GitOutput:
     """``git <args>`` in ``cwd`` as qcli's own call, from a worker thread or synchronous code."""
     own = own_git_blocking(cwd)
-    done = run_blocking(own.command(*args), cwd=cwd, env=own.env, time_limit=time_limit)
-    return GitOutput(done.returncode, done.stdout, done.stderr.decode(errors="replace"))
+    return _run_blocking(own.command(*args), cwd, own.env, time_limit)
 
 
 async def run_git(
@@ -336,8 +336,8 @@ async def unasked_environment(
     env: Mapping[str, str], cwd: Path, *, repository: bool = True, runner: ProcessRunner = run_group
 ) -> dict[str, str]:
     """``env`` for a command that runs without a question in ``cwd``: ``FIXED``, and with ``repository``
-    the overrides for the repository there (a lookup that fails leaves ``FIXED`` alone: git then fails on
-    the same config before it runs anything)."""
+    the overrides for the repository there (a lookup that fails leaves ``FIXED`` alone: the command's git
+    then fails, or waits until its time limit, on the same config before it runs anything)."""
     guarded = with_config(env, FIXED)
     git = shutil.which("git", path=guarded.get("PATH"))
     if git is None or not repository:

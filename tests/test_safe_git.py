@@ -68,10 +68,16 @@ def copy(template: Path, where: Path) -> Path:
     return Path(shutil.copytree(template, where, symlinks=True))
 
 
+class PassThrough(NoSandbox):
+    """Says it confines (so every command the grammar reads as read-only runs unasked) but runs commands as
+    they are: the git settings are all that stands between a command and the repository's programs."""
+
+    name = "pass-through"
+    available = True
+
+
 def shell(root: Path) -> RunShellCommand:
-    """The shell tool with no sandbox: the git settings are all that stands between a command and the
-    repository's programs."""
-    return RunShellCommand(ToolContext(Workspace([root]), sandbox=NoSandbox("for this test")))
+    return RunShellCommand(ToolContext(Workspace([root]), sandbox=PassThrough("for this test")))
 
 
 async def unasked(tool: RunShellCommand, command: str, directory: str | None = None) -> str:

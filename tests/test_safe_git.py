@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from qcli.tui_startup import current_branch
-from qcore import checkpoint_git
+from qcore import checkpoint_git, safe_git
 from qcore.abort import AbortSignal
 from qcore.checkpoints import CheckpointError, Checkpoints
 from qcore.context_files import load_context
@@ -329,3 +329,37 @@ async def test_git_waiting_on_a_deeper_fifo_is_ended_with_its_group(
             await checkpoints.snapshot("again")
         assert time.monotonic() - again < 0.5
         assert time.monotonic() - started < RESCUE_AFTER / 2
+
+
+# -- what qcli's own git keeps of the user's config ---------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs to give the repository to another user")
+def test_a_repository_the_user_allowed_with_safe_directory_is_still_read(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "theirs"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "trunk")
+    for folder, _, names in os.walk(root):
+        for name in [folder, *(os.path.join(folder, n) for n in names)]:
+            os.chown(name, 65534, 65534)
+    assert git_state(root) == "not a git repository"  # git refuses a repository someone else owns
+    (home / ".gitconfig").write_text(f"[safe]\n\tdirectory = {root}\n")
+    safe_git._user_settings.cache_clear()  # read once per process: this one just changed them
+    assert git_state(root) == "git branch trunk, clean"
+
+
+def test_a_git_too_old_for_config_in_the_environment_is_not_used(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(tmp_path, "init", "-q", "project")
+    folder = tmp_path / "old-git"
+    folder.mkdir()
+    (folder / "git").write_text(
+        '#!/bin/sh\n[ "$1" = version ] && echo "git version 2.30.2" && exit 0\nexit 1\n'
+    )
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    assert (
+        git_state(tmp_path / "project")
+        == "git state unknown: git 2.31 or later is needed for qcli to read a repository safely"
+    )

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.permissions.modes import ApprovalMode
-from qcore.permissions.readonly import is_read_only, is_read_only_command
+from qcore.permissions.readonly import is_read_only_command
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, command_matches, split_rule, tool_matches
 from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analyse
 from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
@@ -184,7 +184,7 @@ class PermissionPolicy:
             if refused is not None:
                 return refused
 
-        read_only_shell = analysis is not None and is_read_only(analysis)
+        read_only_shell = subject is not None and subject.reads_only()
         changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
             return PolicyDecision(Verdict.DENY, PLAN_MODE_REFUSAL.format(tool=tool.name))

@@ -131,6 +131,7 @@ class Recorder:
         self.result.hazards |= nested.hazards
         self.result.evaluations.extend(nested.evaluations)
         self.result.risky_text = self.result.risky_text or nested.risky_text
+        self.result.plain = self.result.plain and nested.plain
 
 
 def _view(command: SimpleCommand) -> SimpleCommand:

@@ -114,7 +114,7 @@ def check(source: bytes, root: Node) -> Verdict:
     if control is not None:
         checker.refuse(f"it holds the control character {control.group()!r}, which bash and the parser read "
                        "differently")  # fmt: skip
-    checker.node(root, in_command=False)
+    checker.node(root, command=-1)
     checker.gaps()
     return Verdict(checker.problems, not checker.problems and _plain(source, root))
 
@@ -123,9 +123,9 @@ class _Checker:
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.problems: list[str] = []
-        self.leaves: list[tuple[int, int, bool, int]] = []
-        """(start, end, inside one command, where its word starts) of every leaf visited; -1 for tokens
-        and what belongs to no word."""
+        self.leaves: list[tuple[int, int, int, int]] = []
+        """(start, end, where its command starts, where its word starts) of every leaf visited; -1 for
+        tokens and what belongs to no command or word."""
         self.heredocs = 0
 
     def refuse(self, why: str, node: Node | None = None) -> None:
@@ -134,25 +134,26 @@ class _Checker:
         if why not in self.problems:
             self.problems.append(why)
         if node is not None:
-            self.leaves.append((node.start_byte, node.end_byte, False, -1))
+            self.leaves.append((node.start_byte, node.end_byte, -1, -1))
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
-    def node(self, node: Node, *, in_command: bool, in_test: str = "", word: int = -1) -> None:
-        """Check ``node`` and below; ``word`` is where the word being read starts (-1: none)."""
+    def node(self, node: Node, *, command: int, in_test: str = "", word: int = -1) -> None:
+        """Check ``node`` and below; ``command`` and ``word`` are where the simple command and the word
+        being read start (-1: none)."""
         kind = node.type
         if node.is_missing or kind == "ERROR":
             self.refuse("the parser could not read all of it", node)
             return
         if not node.is_named:
             self.token(node, in_test)
-            self.leaves.append((node.start_byte, node.end_byte, in_command, -1))
+            self.leaves.append((node.start_byte, node.end_byte, command, -1))
             return
         if kind not in _KINDS:
             self.refuse(f"it uses a construct that is not checked here ({kind.replace('_', ' ')})", node)
             return
-        inside = in_command or kind in ("command", "test_command")
+        inside = node.start_byte if kind in ("command", "test_command") else command
         if word < 0 and (kind in _WORDS or kind in _EXPANSIONS):
             word = node.start_byte
         if not node.children or kind in ("heredoc_body", "string_content"):
@@ -178,13 +179,13 @@ class _Checker:
         if kind == "test_command":
             in_test = node.children[0].type
         elif kind == "command_substitution":
-            in_test, inside = "", False
+            in_test, inside = "", -1
         elif kind == "heredoc_redirect":
             self.heredoc(node)
-            inside = False
+            inside = -1
         for child in node.children:
             inner = -1 if kind == "command_substitution" and child.is_named else word
-            self.node(child, in_command=inside, in_test=in_test, word=inner)
+            self.node(child, command=inside, in_test=in_test, word=inner)
 
     def token(self, node: Node, in_test: str) -> None:
         token = node.type
@@ -275,18 +276,18 @@ class _Checker:
         """Between two leaves only blanks: a newline only between commands, a line continuation only
         after a blank (elsewhere bash would join the words around it)."""
         leaves = sorted(self.leaves)
-        previous_end, previous_inside, previous_word = 0, False, -1
-        for start, end, inside, word in [*leaves, (len(self.source), len(self.source), False, -1)]:
+        previous_end, previous_command, previous_word = 0, -1, -1
+        for start, end, command, word in [*leaves, (len(self.source), len(self.source), -1, -1)]:
             if start < previous_end:
                 self.refuse("the parser read one part of it twice")
                 continue
             gap = self.source[previous_end:start]
-            if gap and not _blank_gap(gap, newline=not (inside and previous_inside)):
+            if gap and not _blank_gap(gap, newline=command < 0 or command != previous_command):
                 self.refuse(f"bash reads {gap.decode('utf-8', errors='replace')[:20]!r} between words "
                             "differently from the parser")  # fmt: skip
             elif not gap and min(word, previous_word) >= 0 and word != previous_word:
                 self.refuse("two words the parser reads apart touch, and bash reads them as one")
-            previous_end, previous_inside, previous_word = end, inside, word
+            previous_end, previous_command, previous_word = end, command, word
 
 
 def _blank_gap(gap: bytes, *, newline: bool) -> bool:

@@ -73,7 +73,7 @@ WRITES_OR_RUNS = {
             "'s/a/ls/e' f"],
     "tree": ["-o out", "-R", "-H x"],
     "diff": ["-l a b", "--paginate a b", "--pag a b"],
-    "file": ["-C", "--compile", "-p x", "--preserve-date x"],
+    "file": ["-C", "--compile", "-p x", "--preserve-date x", "-z x", "--uncompress x", "-Z x", "-S x"],
     "date": ["-s now", "--set=now", "--se now", "0101", "-s2020-01-01"],
     "rg": ["--pre sh x", "--pre=sh x", "--pre-glob '*' x", "-z x", "--search-zip x", "--hostname-bin=sh x"],
     "find": [". -exec ls ;", ". -execdir ls ;", ". -ok ls ;", ". -delete", ". -fprint out", ". -fls out",

@@ -27,6 +27,11 @@ PLAIN = [
     "wc -l a.txt | sort -n",
     "grep 'café' notes.txt",
     "head -n 5 a.txt\n",
+    "ls > /dev/null",
+    "grep a'b c'\"d\" f",
+    "grep -c x f &>/dev/null",
+    "ls;",
+    "2>/dev/null ls -la",
 ]
 """Run unasked with a sandbox and without one."""
 
@@ -102,6 +107,32 @@ def test_lines_outside_the_grammar_are_never_understood(line: str) -> None:
     assert not analysis.understood
     assert not analysis.plain
     assert not is_read_only(analysis, confined=True)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ls >out -la",
+        "ls >/dev/null -la",
+        "ls 2>/dev/null x >out",
+        "grep a$HOME f",
+        "grep a* f",
+        "grep 'a'* f",
+        "ls ~",
+        "cat a\\ b",
+        'grep "a\\"b" f',
+        "ls | cat >out",
+        "ls 2>&3",
+        "cat < a.txt",
+        "ls && ls",
+        ">out ls",
+        "2>/dev/nullx ls",
+        "! ls",
+        "ls; ls",
+    ],
+)
+def test_what_is_not_plain(line: str) -> None:
+    assert not analyse(line).plain
 
 
 def test_a_payload_run_by_bash_must_be_plain_too() -> None:

@@ -109,8 +109,7 @@ class Verdict:
 def check(source: bytes, root: Node) -> Verdict:
     """The verdict on a parsed line (``source`` is what was parsed, ``root`` its tree)."""
     checker = _Checker(source)
-    text = source.decode("utf-8", errors="replace")
-    control = _CONTROL.search(text)
+    control = _CONTROL.search(source.decode(errors="replace"))
     if control is not None:
         checker.refuse(f"it holds the control character {control.group()!r}, which bash and the parser read "
                        "differently")  # fmt: skip
@@ -137,7 +136,7 @@ class _Checker:
             self.leaves.append((node.start_byte, node.end_byte, -1, -1))
 
     def text(self, node: Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+        return _text(self.source, node)
 
     def node(self, node: Node, *, command: int, in_test: str = "", word: int = -1) -> None:
         """Check ``node`` and below; ``command`` and ``word`` are where the simple command and the word
@@ -260,7 +259,7 @@ class _Checker:
         while position < len(self.source):
             line_end = self.source.find(b"\n", position)
             line_end = len(self.source) if line_end < 0 else line_end
-            line = self.source[position:line_end].decode("utf-8", errors="replace")
+            line = self.source[position:line_end].decode(errors="replace")
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 ends_at = position + (len(line) - len(line.lstrip("\t")) if strip_tabs else 0)
                 break
@@ -283,7 +282,7 @@ class _Checker:
                 continue
             gap = self.source[previous_end:start]
             if gap and not _blank_gap(gap, newline=command < 0 or command != previous_command):
-                self.refuse(f"bash reads {gap.decode('utf-8', errors='replace')[:20]!r} between words "
+                self.refuse(f"bash reads {gap.decode(errors='replace')[:20]!r} between words "
                             "differently from the parser")  # fmt: skip
             elif not gap and min(word, previous_word) >= 0 and word != previous_word:
                 self.refuse("two words the parser reads apart touch, and bash reads them as one")
@@ -306,7 +305,7 @@ def _blank_gap(gap: bytes, *, newline: bool) -> bool:
 def _plain(source: bytes, root: Node) -> bool:
     """One simple command or one pipeline of them, literal printable words, redirections only to
     /dev/null (``2>&1`` too)."""
-    text = source.decode("utf-8", errors="replace").rstrip("\n")
+    text = source.decode(errors="replace").rstrip("\n")
     if any(not (char.isprintable() or char == "\t") for char in text):
         return False
     statements = [child for child in root.children if child.is_named]
@@ -314,37 +313,37 @@ def _plain(source: bytes, root: Node) -> bool:
         return False
     statement = statements[0]
     if statement.type == "redirected_statement":
-        body = [child for child in statement.children if child.type not in ("file_redirect",)]
+        body = [child for child in statement.children if child.type != "file_redirect"]
         redirects = [child for child in statement.children if child.type == "file_redirect"]
         if len(body) != 1 or not all(_null_redirect(source, r) for r in redirects):
             return False
         statement = body[0]
-    commands = [statement] if statement.type == "command" else []
+    commands = [statement]
     if statement.type == "pipeline":
         commands = [child for child in statement.children if child.is_named]
         if any(not c.is_named and c.type != "|" for c in statement.children):
             return False
-    return bool(commands) and all(_plain_command(source, command) for command in commands)
+    return all(command.type == "command" and _plain_command(source, command) for command in commands)
 
 
 def _plain_command(source: bytes, command: Node) -> bool:
-    if command.type != "command":
-        return False
     for child in command.children:
-        if child.type == "command_name":
-            child = child.children[0] if child.children else child
-        if child.type == "file_redirect":
-            if not _null_redirect(source, child):
-                return False
-        elif not _plain_word(source, child):
+        node = child.children[0] if child.type == "command_name" else child
+        plain = _null_redirect(source, node) if node.type == "file_redirect" else _plain_word(source, node)
+        if not plain:
             return False
     return True
 
 
+_NOT_PLAIN = re.compile(r"[*?\[\]{}~\\]")
+"""Unquoted characters that make a word a pattern, a brace expansion, a home folder or an escape."""
+_NULL_REDIRECT = re.compile(r"(?:\d?>>?|&>>?)[ \t]*/dev/null|\d?>&[12]")
+
+
 def _plain_word(source: bytes, node: Node) -> bool:
-    text = source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+    text = _text(source, node)
     if node.type in ("word", "number"):
-        return not re.search(r"[*?\[\]{}~\\]", text)
+        return not _NOT_PLAIN.search(text)
     if node.type == "raw_string":
         return True
     if node.type == "string":
@@ -355,6 +354,9 @@ def _plain_word(source: bytes, node: Node) -> bool:
 
 
 def _null_redirect(source: bytes, node: Node) -> bool:
-    """``>/dev/null``, ``2>/dev/null``, ``&>/dev/null``, ``2>&1``."""
-    text = source[node.start_byte : node.end_byte].decode("utf-8", errors="replace").replace(" ", "")
-    return bool(re.fullmatch(r"(\d?>>?|&>>?)/dev/null|\d?>&[12]", text))
+    """``>/dev/null``, ``2> /dev/null``, ``&>/dev/null``, ``2>&1``."""
+    return bool(_NULL_REDIRECT.fullmatch(_text(source, node)))
+
+
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode(errors="replace")

@@ -342,9 +342,12 @@ class QcliApp(App[int]):
         self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
 
     def show_markdown(self, markdown: str) -> None:
+        """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""
         from textual.widgets import Markdown
 
-        block = Markdown(markdown, classes="command-output")
+        from qcli.terminal_text import visible
+
+        block = Markdown(visible(markdown), classes="command-output")
         self.conversation.add(block)
         self.transcript.add("command", markdown)
 

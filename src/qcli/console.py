@@ -1,7 +1,8 @@
 """Asking in a plain terminal (until the TUI): the full diff or command, then one answer from stdin.
 
 "Always" answers name their scope and show the exact rules before anything is saved; "edit" opens the
-user's editor on the proposed file content and the result is shown as a new diff.
+user's editor on the proposed file content and the result is shown as a new diff. As in the TUI, what
+will run is shown with every invisible or control character named, and the rest is made ``visible``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from qcli.editor import edit_text
+from qcli.terminal_text import marked, marked_code, visible
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.tools.confirmation import ToolConfirmationOutcome
@@ -25,16 +27,17 @@ SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER
 def _body(request: ApprovalRequest) -> Syntax | Text:
     details = request.details
     if details.type == "edit":
-        return Syntax(details.file_diff or "(no textual change)", "diff", theme="ansi_dark", word_wrap=True)
+        diff = visible(details.file_diff or "(no textual change)")
+        return Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
     if details.type == "exec":
-        return Syntax(details.command, "bash", theme="ansi_dark", word_wrap=True)
+        return marked_code(details.command, "bash")
     if details.type == "code":
-        return Syntax(details.code, details.language, theme="ansi_dark", word_wrap=True)
+        return marked_code(details.code, details.language)
     if details.type == "mcp":
-        return Text(f"{details.tool_display_name} from MCP server {details.server_name}")
+        return Text(visible(f"{details.tool_display_name} from MCP server {details.server_name}"))
     if details.type == "info":
-        return Text("\n".join([details.prompt, *details.urls]))
-    return Text(details.plan)
+        return Text(visible(details.prompt) + "\n").append_text(marked("\n".join(details.urls)))
+    return Text(visible(details.plan))
 
 
 class ConsoleApprover:
@@ -54,9 +57,9 @@ class ConsoleApprover:
         if request.suggested_rules:
             parts.append("[a] always...")
         elif request.no_rule:
-            parts.append(f"(no always: {request.no_rule})")
+            parts.append(f"(no always: {visible(request.no_rule)})")
         if request.details.type == "mcp":
-            parts.append(f"[v] always, every tool of {request.details.server_name}...")
+            parts.append(f"[v] always, every tool of {visible(request.details.server_name)}...")
         if request.details.type == "edit":
             parts.append("[e] edit it yourself")
         parts.append("[n] no")
@@ -64,8 +67,7 @@ class ConsoleApprover:
 
     async def _always(self, request: ApprovalRequest, server: bool = False) -> Decision | None:
         chosen = request.server_rules if server else request.suggested_rules
-        rules = ", ".join(chosen)
-        self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
+        self.console.print(Text("Allow from now on: ") + marked(", ".join(chosen)), highlight=False)
         self.console.print(
             "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
             markup=False,
@@ -79,12 +81,11 @@ class ConsoleApprover:
         return Decision.always(scope, request.suggested_rules)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
+        title = Text(visible(f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"))
         self.console.print(Panel(_body(request), title=title, title_align="left", border_style="yellow"))
         if request.details.type == "edit" and request.details.protection:
-            self.console.print(
-                f"! {request.details.protection}: asked about in every mode but yolo", markup=False
-            )
+            protection = visible(request.details.protection)
+            self.console.print(f"! {protection}: asked about in every mode but yolo", markup=False)
         while True:
             self.console.print(self._choices(request), markup=False, highlight=False)
             answer = await self._ask("> ")

@@ -103,7 +103,9 @@ def read_prompt(args: argparse.Namespace) -> str | None:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"qcli: {text}\n")
+    from qcli.terminal_text import visible
+
+    sys.stderr.write(f"qcli: {visible(text)}\n")  # it may quote a file's name or a server's error
 
 
 @dataclass
@@ -353,7 +355,10 @@ def show_prompt(session: Session) -> int:
     system = next((str(m.content) for m in session.history if m.role == "system"), "")
     declared = session.registry.declarations()
     size = len(json.dumps(declared, ensure_ascii=False))  # as sent: compact
-    sys.stdout.write(f"{system}\n\n--- tools ---\n{json.dumps(declared, indent=2, ensure_ascii=False)}\n")
+    from qcli.terminal_text import json_text, visible
+
+    # Context files and MCP servers wrote much of this: shown, not obeyed, by the terminal.
+    sys.stdout.write(f"{visible(system)}\n\n--- tools ---\n{json_text(declared, indent=2)}\n")
     _say(f"system prompt {len(system)} characters + tool declarations {size} = {len(system) + size}")
     return 0
 

@@ -136,3 +136,15 @@ def test_a_session_in_a_real_terminal(workdir: Workdir, terminal: Terminal) -> N
     assert "> use an f-string in greet" in scrollback
     assert "The long command was stopped; going on." in scrollback
     assert "1 file changed" in scrollback
+
+
+def test_escape_sequences_in_an_answer_never_reach_the_terminal(workdir: Workdir, terminal: Terminal) -> None:
+    workdir.server.script.append(Reply(text="before \x1b]2;evil\x07\x1b[2J\x1b[8mhidden\x1b[0m after"))
+    terminal.see("Ask anything")
+    terminal.type("say it")
+    terminal.key("Enter")
+    shown = terminal.see("after")
+    assert "before ␛]2;evil␇␛[2J␛[8mhidden␛[0m after" in shown
+    assert "say it" in shown  # the screen was not cleared
+    title = terminal.tmux("display-message", "-p", "-t", terminal.name, "#{pane_title}").strip()
+    assert title != "evil"

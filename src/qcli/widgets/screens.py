@@ -12,6 +12,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
+from qcli.terminal_text import marked, visible
+
 
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
@@ -31,7 +33,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.question, "bold"))
+            yield Static(Text(visible(self.question), "bold"))
             yield Static(Text.assemble(("[y]", "bold reverse"), " yes   ", ("[n]", "bold reverse"), " no"))
 
     def action_answer(self, value: bool) -> None:
@@ -63,7 +65,7 @@ class TrustScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         text = Text()
-        text.append(f"Do you trust the settings of {self.folder}?\n", "bold")
+        text.append(f"Do you trust the settings of {visible(self.folder)}?\n", "bold")
         text.append(
             "Its .qwen/settings.json asks for more than a new folder gets. Until you trust it, none of this "
         )
@@ -75,8 +77,10 @@ class TrustScreen(ModalScreen[str]):
         ):
             if items:
                 text.append(f"\n{title}:\n", "bold")
-                for item in items:
-                    text.append(f"  • {item}\n")
+                for item in items:  # what would run or be allowed: shown exactly
+                    text.append("  • ")
+                    text.append(marked(item))
+                    text.append("\n")
         with Vertical():
             yield Static(text)
             keys = Text()

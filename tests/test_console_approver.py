@@ -1,8 +1,11 @@
 """The terminal approver: what each answer becomes, and that the whole command or diff is shown."""
 
+import asyncio
 import io
 import os
+import pty
 import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,3 +98,22 @@ async def test_closed_input_is_a_rejection(monkeypatch: pytest.MonkeyPatch) -> N
         request(ExecConfirmation("c", "make", ("make",)))
     )
     assert decision.outcome is ToolConfirmationOutcome.CANCEL
+
+
+async def test_lines_typed_before_the_question_are_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    master, follower = pty.openpty()
+    stdin = os.fdopen(follower, encoding="utf-8")  # closed below, once the reading thread is done
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # where input() writes its prompt
+    try:
+        os.write(master, b"n\nnot that\n")  # typed while the model was still answering
+        screen = io.StringIO()
+        asked = request(ExecConfirmation("c", "make", ("make",)))
+        decision = asyncio.ensure_future(ConsoleApprover(Console(file=screen, width=80)).decide(asked))
+        while "[n] no" not in screen.getvalue():  # printed, and the terminal's input flushed, in one step
+            await asyncio.sleep(0.01)
+        os.write(master, b"y\n")  # typed after reading the question
+        assert (await decision).outcome is ToolConfirmationOutcome.PROCEED_ONCE  # type: ignore[attr-defined]
+    finally:
+        os.close(master)
+        stdin.close()

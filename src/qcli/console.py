@@ -2,12 +2,14 @@
 
 "Always" answers name their scope and show the exact rules before anything is saved; "edit" opens the
 user's editor on the proposed file content and the result is shown as a new diff. As in the TUI, what
-will run is shown with every invisible or control character named, and the rest is made ``visible``.
+will run is shown with every invisible or control character named, and the rest is made ``visible``;
+lines typed before a question was printed are discarded unread, so type-ahead never answers it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -40,6 +42,16 @@ def _body(request: ApprovalRequest) -> Syntax | Text:
     return Text(visible(details.plan))
 
 
+def discard_typed_ahead() -> None:
+    """Drop what was typed at the terminal but not yet read: it was meant for something else."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal: nothing to drop
+        return
+    if sys.stdin.isatty():
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
 class ConsoleApprover:
     """An ``Approver`` for a terminal: one question at a time, the whole change always shown."""
 
@@ -47,6 +59,7 @@ class ConsoleApprover:
         self.console = console or Console(stderr=True)
 
     async def _ask(self, prompt: str) -> str | None:
+        discard_typed_ahead()
         try:
             return (await asyncio.to_thread(input, prompt)).strip()
         except EOFError:

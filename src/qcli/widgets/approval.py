@@ -6,9 +6,11 @@ and arguments, a fetch its URLs. What will run (a command, code, arguments, a UR
 every invisible or control character named (``terminal_text.reveal``); everything else from the tool is
 made ``visible``.
 
-Keys: ``y`` once; ``a`` always (then the scope, with the exact rule shown and editable first); ``v``
-always for every tool of an MCP server; ``e`` edit the proposal in ``$EDITOR``; ``n`` or Esc reject, then
-an optional word for the model.
+Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and takes the scope (``s``
+this session, ``p`` the project, ``u`` you; ``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
+again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
+prompt never answers them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from textual.widgets import Input, Static
 
 from qcli.terminal_text import marked, marked_code, visible
 from qcli.tui_approver import Question
+from qcli.widgets.key_guard import KeyGuard, add_key
 
 if TYPE_CHECKING:  # the engine's modules load with the first question, not with the first frame
     from qcore.permissions import ApprovalRequest, Decision
@@ -142,6 +145,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.scopes: dict[str, str] = dict(SCOPES)
         """The scopes offered; without "project" when the folder is not trusted (its rules would be held
         back at the next start)."""
+        self.guard = KeyGuard(self, lambda _is_open: self._show_keys())
         self._title = Static(id="approval-title")
         self._keys = Static(id="approval-keys")
         self._body: Widget = Static()
@@ -153,6 +157,7 @@ class ApprovalPanel(Vertical, can_focus=True):
     # --- showing a question -------------------------------------------------------------------------
 
     async def ask(self, question: Question, waiting: int, explanation: ShellExplanation | None) -> None:
+        self.guard.stop()  # closed from the moment the question changes, until it has been seen
         self.question = question
         self.waiting = waiting
         self.step = "choose"
@@ -163,8 +168,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         self._title.update(self._title_text(request))
         self._body = self._make_body(request, explanation)
         await self.mount(self._body, after=self._title)
-        self._show_keys()
         self.display = True
+        self.guard.arm()
         if hasattr(self._body, "can_focus") and self._body.can_focus:
             self._body.focus()
         else:
@@ -173,6 +178,7 @@ class ApprovalPanel(Vertical, can_focus=True):
     async def hide(self) -> None:
         self.question = None
         self.display = False
+        self.guard.stop()
         await self._remove_extras()
 
     async def _remove_extras(self) -> None:
@@ -229,10 +235,10 @@ class ApprovalPanel(Vertical, can_focus=True):
     def _show_keys(self) -> None:
         request = self.question.request if self.question else None
         text = Text()
+        live = self.guard.is_open
 
         def key(name: str, words: str) -> None:
-            text.append(f"[{name}]", "bold reverse")
-            text.append(f" {words}   ")
+            add_key(text, name, words, live=live)
 
         if request is None:
             self._keys.update(text)
@@ -289,9 +295,14 @@ class ApprovalPanel(Vertical, can_focus=True):
             field.focus()
         else:
             self.focus()
+            self.guard.arm()  # new choices: keys typed before they were seen do not pick one
         self._show_keys()
 
     async def on_key(self, event: events.Key) -> None:
+        if self.question is not None and self.step in ("choose", "scope") and not self.guard.admits(event):
+            event.stop()  # typed before the question (or this step of it) was seen: dropped
+            event.prevent_default()
+            return
         if self.question is None or isinstance(self.screen.focused, Input):
             if event.key == "escape" and self.step in ("rule", "feedback"):
                 event.stop()

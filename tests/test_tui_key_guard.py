@@ -27,6 +27,7 @@ from tests.support.tui import (
     modal,
     question,
     ready,
+    screen_text,
     step,
     type_text,
     until,
@@ -87,15 +88,20 @@ async def test_a_then_p_typed_ahead_saves_nothing(project: Project) -> None:
     assert app.session.policy.active_rules() == []
 
 
-async def test_the_scope_step_waits_before_it_takes_a_key(project: Project) -> None:
+async def test_the_scope_step_names_the_file_and_waits_before_it_takes_a_key(project: Project) -> None:
     app = project.app(touch_steps(), "-i", "go")
     settings = project.root / ".qwen" / "settings.json"
-    async with app.run_test() as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:
         await question(pilot, "exec")
         await pilot.press("a", "p")  # "p" right behind "a": the scope step was not seen yet
         await until(pilot, lambda: app.approval.step == "scope")
         assert not settings.exists()
         await step(pilot, "scope")
+        shown = screen_text(app)
+        assert "Allow from now on: run_shell_command(touch:*)" in shown
+        assert f"[p] for this project, saved in {settings}" in shown
+        assert f"saved in {project.home / '.qwen' / 'settings.json'}" in shown
+        assert "[s] for this session only, not saved" in shown
         await pilot.press("p")
         await idle(pilot)
     assert json.loads(settings.read_text())["permissions"]["allow"] == ["run_shell_command(touch:*)"]

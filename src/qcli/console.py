@@ -3,13 +3,15 @@
 "Always" answers name their scope and show the exact rules before anything is saved; "edit" opens the
 user's editor on the proposed file content and the result is shown as a new diff. As in the TUI, what
 will run is shown with every invisible or control character named, and the rest is made ``visible``;
-lines typed before a question was printed are discarded unread, so type-ahead never answers it.
+the scope step names the file each saved scope writes to, and lines typed before a question was printed
+are discarded unread, so type-ahead never answers it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -24,6 +26,11 @@ from qcore.permissions.rules import RuleSource
 from qcore.tools.confirmation import ToolConfirmationOutcome
 
 SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
+SCOPE_WORDS = {
+    RuleSource.SESSION: "for this session only, not saved",
+    RuleSource.PROJECT: "for this project",
+    RuleSource.USER: "for you, in every project",
+}
 
 
 def _body(request: ApprovalRequest) -> Syntax | Text:
@@ -53,10 +60,15 @@ def discard_typed_ahead() -> None:
 
 
 class ConsoleApprover:
-    """An ``Approver`` for a terminal: one question at a time, the whole change always shown."""
+    """An ``Approver`` for a terminal: one question at a time, the whole change always shown.
 
-    def __init__(self, console: Console | None = None) -> None:
+    ``files``: the settings file each saved scope writes to, named when the scope is asked."""
+
+    def __init__(
+        self, console: Console | None = None, files: Mapping[RuleSource, Path] | None = None
+    ) -> None:
         self.console = console or Console(stderr=True)
+        self.files = dict(files or {})
 
     async def _ask(self, prompt: str) -> str | None:
         discard_typed_ahead()
@@ -81,10 +93,11 @@ class ConsoleApprover:
     async def _always(self, request: ApprovalRequest, server: bool = False) -> Decision | None:
         chosen = request.server_rules if server else request.suggested_rules
         self.console.print(Text("Allow from now on: ") + marked(", ".join(chosen)), highlight=False)
-        self.console.print(
-            "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
-            markup=False,
-        )
+        for key, source in SCOPES.items():
+            where = self.files.get(source)
+            saved = f", saved in {visible(str(where))}" if where else ""
+            self.console.print(f"[{key}] {SCOPE_WORDS[source]}{saved}", markup=False, highlight=False)
+        self.console.print("[b] back", markup=False)
         answer = await self._ask("> ")
         scope = SCOPES.get((answer or "").lower()[:1])
         if scope is None:

@@ -298,7 +298,7 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
         if sys.stdin.isatty():
             from qcli.console import ConsoleApprover
 
-            approver = ConsoleApprover()
+            approver = ConsoleApprover(files=SettingsRuleStore(launch.cwd).paths)
         _say(f"demo: a scripted model (no API key) working in a scratch copy at {launch.cwd}")
         if approver is None and launch.mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
             _say(

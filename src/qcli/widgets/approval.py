@@ -6,8 +6,9 @@ and arguments, a fetch its URLs. What will run (a command, code, arguments, a UR
 every invisible or control character named (``terminal_text.reveal``); everything else from the tool is
 made ``visible``.
 
-Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and takes the scope (``s``
-this session, ``p`` the project, ``u`` you; ``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and, for each scope, where
+it is saved, and takes its key (``s`` this session, ``p`` the project's settings file, ``u`` the user's;
+``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
 ``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
 again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
 prompt never answers them.
@@ -38,10 +39,12 @@ if TYPE_CHECKING:  # the engine's modules load with the first question, not with
 SCOPES = {"s": "session", "p": "project", "u": "user"}
 """Keys to rule scopes (``RuleSource`` values)."""
 SCOPE_WORDS = {
-    "session": "this session",
-    "project": "this project (.qwen/settings.json)",
-    "user": "you, in every project (~/.qwen/settings.json)",
+    "session": "this session only, not saved",
+    "project": "this project",
+    "user": "you, in every project",
 }
+SCOPE_FILES = {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}
+"""Where each scope's rules are saved, until the app gives the full paths of this session's files."""
 VERDICT_STYLES = {
     "read-only": ("✓", "green", "read-only"),
     "allowed": ("✓", "green", "allowed by"),
@@ -145,6 +148,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.scopes: dict[str, str] = dict(SCOPES)
         """The scopes offered; without "project" when the folder is not trusted (its rules would be held
         back at the next start)."""
+        self.scope_files: dict[str, str] = dict(SCOPE_FILES)
+        """The settings file each saved scope writes to (the app gives this session's full paths)."""
         self.guard = KeyGuard(self, lambda _is_open: self._show_keys())
         self._title = Static(id="approval-title")
         self._keys = Static(id="approval-keys")
@@ -260,8 +265,9 @@ class ApprovalPanel(Vertical, can_focus=True):
             text.append(marked(", ".join(self.rules), "bold cyan"))
             text.append("\n")
             for letter, scope in self.scopes.items():
-                key(letter, f"for {SCOPE_WORDS[scope]}")
-            text.append("\n")
+                where = self.scope_files.get(scope)
+                key(letter, f"for {SCOPE_WORDS[scope]}" + (f", saved in {visible(where)}" if where else ""))
+                text.append("\n")
             key("r", "edit the rule")
             key("esc", "back")
         elif self.step == "rule":

@@ -62,7 +62,10 @@ async def test_keys_at_the_moment_a_question_appears_do_not_answer_it(project: P
         await until(pilot, lambda: app.approval.question is not None)
         early = typed(app, "y", "a", "n")
         assert not app.approval.guard.is_open  # so these keys were typed before it opened
-        await deliver(app, early)
+        await until(
+            pilot, lambda: app.focused is not None and app.approval in app.focused.ancestors_with_self
+        )
+        await deliver(app, early)  # to the question, which has the focus now
         await until(pilot, lambda: app.approval.guard.is_open)
         await pilot.pause()
         assert app.approval.question is not None and app.approval.question.open
@@ -108,9 +111,10 @@ async def test_the_scope_step_names_the_file_and_waits_before_it_takes_a_key(pro
 
 
 def hint_styles(app: QcliApp) -> set[str]:
-    """The styles of the ``[y]`` hint in the question's key line."""
+    """The styles of the ``[y]`` hint in the question's key line (none before it is drawn)."""
     hints = app.approval.query_one("#approval-keys", Static).content
-    assert isinstance(hints, Text)
+    if not isinstance(hints, Text) or "[y]" not in hints.plain:
+        return set()
     start = hints.plain.index("[y]")
     return {str(span.style) for span in hints.spans if span.start <= start < span.end}
 
@@ -118,7 +122,7 @@ def hint_styles(app: QcliApp) -> set[str]:
 async def test_key_hints_are_dim_until_the_question_takes_keys(project: Project) -> None:
     app = project.app(touch_steps(), "-i", "go")
     async with app.run_test() as pilot:
-        await until(pilot, lambda: app.approval.question is not None and not app.approval.guard.is_open)
+        await until(pilot, lambda: bool(hint_styles(app)))
         assert hint_styles(app) == {"dim"}
         await question(pilot, "exec")
         assert hint_styles(app) == {"bold reverse"}

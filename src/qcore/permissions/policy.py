@@ -90,6 +90,8 @@ PLAN_MODE_REFUSAL = (
     "Do not try to make changes; finish exploring and present your plan to the user."
 )
 
+UNCONFINED_NOTE = "there is no sandbox here, so only one plain command or pipeline runs without a question"
+
 Persist = Callable[[RuleSource, RuleKind, str], Path]
 """Saves a rule to the settings file of a scope and returns the file's path."""
 
@@ -287,8 +289,9 @@ class PermissionPolicy:
             )
         return _may_run_denied(analysis, deny_rules)
 
-    def explain_shell(self, tool: AnyTool, command: str) -> ShellExplanation:
-        """Each simple command of ``command`` with its verdict, as a question shows them."""
+    def explain_shell(self, tool: AnyTool, command: str, *, confined: bool = True) -> ShellExplanation:
+        """Each simple command of ``command`` with its verdict, as a question shows them; ``confined``:
+        a sandbox confines what runs unasked (without one, only plain lines do)."""
         analysis = analyse(command)
         verdicts: list[CommandVerdict] = []
         for simple in analysis.commands:
@@ -307,7 +310,10 @@ class PermissionPolicy:
                 verdicts.append(CommandVerdict(text, "allowed", allowed.describe()))
             else:
                 verdicts.append(CommandVerdict(text, "asks"))
-        return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(analysis.problems))
+        problems = list(analysis.problems)
+        if not confined and not analysis.plain and not problems:
+            problems.append(UNCONFINED_NOTE)
+        return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(problems))
 
     # --- "always" -----------------------------------------------------------------------------------
 

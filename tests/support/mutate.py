@@ -98,9 +98,10 @@ def main() -> int:
     configure(targets, tests)
     print(f"mutate: {', '.join(map(str, targets))} against {len(tests)} test files", flush=True)
     run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=WORK)
-    outcome = results()
-    if run.returncode != 0 and not outcome:
+    if run.returncode != 0:
+        print(f"mutate: mutmut stopped (exit {run.returncode}); the tests must pass before mistakes are planted")
         return run.returncode
+    outcome = results()
     by_module: dict[str, list[str]] = {}
     for name, status in outcome.items():
         module = name.split(".x_", 1)[0] if ".x_" in name else name.rsplit(".", 1)[0]

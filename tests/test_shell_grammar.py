@@ -32,6 +32,7 @@ PLAIN = [
     "grep -c x f &>/dev/null",
     "ls;",
     "2>/dev/null ls -la",
+    "git diff HEAD~1 HEAD",
 ]
 """Run unasked with a sandbox and without one."""
 

@@ -335,8 +335,9 @@ def _plain_command(source: bytes, command: Node) -> bool:
     return True
 
 
-_NOT_PLAIN = re.compile(r"[*?\[\]{}~\\]")
-"""Unquoted characters that make a word a pattern, a brace expansion, a home folder or an escape."""
+_NOT_PLAIN = re.compile(r"^~|[*?\[\]{}\\]")
+"""Unquoted characters that make a word a pattern, a brace expansion, an escape, or (leading) a home
+folder."""
 _NULL_REDIRECT = re.compile(r"(?:\d?>>?|&>>?)[ \t]*/dev/null|\d?>&[12]")
 
 

@@ -170,12 +170,12 @@ NOT_READ_ONLY = [
 
 @pytest.mark.parametrize("command", READ_ONLY)
 def test_everyday_reading_is_read_only(command: str) -> None:
-    assert is_read_only(analyse(command)), analyse(command)
+    assert is_read_only(analyse(command), confined=True), analyse(command)
 
 
 @pytest.mark.parametrize("command", NOT_READ_ONLY)
 def test_anything_that_could_do_more_is_not(command: str) -> None:
-    assert not is_read_only(analyse(command))
+    assert not is_read_only(analyse(command), confined=True)
 
 
 @pytest.mark.parametrize(
@@ -345,7 +345,8 @@ def test_hazards_and_line_facts() -> None:
     assert analyse("sort < f -o out").commands[0].argv == ("sort", "-o", "out")
     assert not analyse("test -v 'a[$(touch x)]'").understood
     assert not analyse("x='a[$(touch x)]'; (( x ))").understood
-    assert analyse("(( i++ ))").understood
+    # Arithmetic is outside the constructs checked byte by byte: understood by no one, so asked.
+    assert not analyse("(( i++ ))").understood
 
 
 def test_read_only_command_checks_one_command() -> None:

@@ -16,6 +16,10 @@ only options known to only read. Anything else is asked. On top of each command'
 - no variable is assigned, exported, declared or unset anywhere on the line (``PATH=.:$PATH``,
   ``export GIT_EXTERNAL_DIFF=...``, ``for`` loops), since that changes what every later command does.
 
+Where no sandbox confines what runs unasked, only *plain* lines qualify: one simple command or a pipeline
+of them, with literal printable words and no redirection but to ``/dev/null`` (no expansion, test,
+heredoc, substitution or list), so that a mistake in this grammar has the least room.
+
 The wrappers around a command (``timeout 5 cat f``, ``bash -c 'cat f'``) are judged by what they run:
 the analysis lists the inner command on its own and reports what a wrapper's options write.
 """
@@ -47,11 +51,13 @@ def is_read_only_command(command: SimpleCommand) -> bool:
     return grammar is not None and follows(grammar, command)
 
 
-def is_read_only(analysis: ShellAnalysis) -> bool:
+def is_read_only(analysis: ShellAnalysis, *, confined: bool) -> bool:
     """True when the whole line only reads: every command proven read-only, nothing written, nothing
-    assigned, all understood."""
+    assigned, all understood. Where no sandbox ``confined`` what runs unasked, the line must also be
+    plain (one command or a pipeline of them, literal words: ``ShellAnalysis.plain``)."""
     return (
         analysis.understood
+        and (confined or analysis.plain)
         and not analysis.writes
         and not analysis.assignments
         and not analysis.hazards

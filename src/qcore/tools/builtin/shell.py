@@ -160,7 +160,12 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         return path
 
     def permission_subject(self, params: RunShellCommandParams) -> ShellSubject:
-        return ShellSubject(params.command)
+        return ShellSubject(params.command, confined=self.confined)
+
+    @property
+    def confined(self) -> bool:
+        """A sandbox confines what runs unasked; without one only plain read-only lines run unasked."""
+        return self.runner.sandbox.available
 
     def get_description(self, params: RunShellCommandParams) -> str:
         text = params.command
@@ -198,7 +203,7 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
     def sandbox_profile(self, command: str) -> SandboxProfile | None:
         """``READ_ONLY`` for what the read-only grammar accepts (it runs unasked), ``WORKSPACE_WRITE`` for
         the rest when ``tools.sandbox`` is on, else None (as it is)."""
-        if is_read_only(analyse(command)):
+        if is_read_only(analyse(command), confined=self.confined):
             return SandboxProfile.READ_ONLY
         settings = self.context.settings if self.context is not None else None
         wanted, _ = sandbox_requested(settings.tools.sandbox if settings is not None else False)

@@ -99,7 +99,9 @@ def main() -> int:
     print(f"mutate: {', '.join(map(str, targets))} against {len(tests)} test files", flush=True)
     run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=WORK)
     if run.returncode != 0:
-        print(f"mutate: mutmut stopped (exit {run.returncode}); the tests must pass before mistakes are planted")
+        print(
+            f"mutate: mutmut stopped (exit {run.returncode}); the tests must pass before mistakes are planted"
+        )
         return run.returncode
     outcome = results()
     by_module: dict[str, list[str]] = {}

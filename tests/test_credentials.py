@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -148,3 +149,22 @@ def test_withheld_by_name_by_value_and_passed_through() -> None:
         "AWS_SECRET_ACCESS_KEY": "aws",
         "PATH": "/bin",
     }
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux only")
+def test_qcli_hides_its_own_environment_from_the_commands_it_runs() -> None:
+    """``/proc/<qcli>/environ`` keeps the keys qcli started with; a process that is not dumpable has it
+    owned by root, so the user's other processes (the commands qcli runs) cannot read it."""
+    script = (
+        "import ctypes, os, subprocess, sys\n"
+        "from qcore.credentials import hide_own_environment\n"
+        "hide_own_environment()\n"
+        "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
+        "print(os.stat(f'/proc/{os.getpid()}/environ').st_uid)\n"
+        "print(subprocess.run([sys.executable, '-c', 'import ctypes; print(ctypes.CDLL(None).prctl(3,0,0,0,0))'],"
+        " capture_output=True, text=True).stdout.strip())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["0", "0", "1"]  # not dumpable, environ owned by root, a child it starts is dumpable again

@@ -81,3 +81,22 @@ def tool_environment(
     for name in withheld(settings, env):
         del env[name]
     return env
+
+
+def hide_own_environment() -> None:
+    """Make qcli's own ``/proc/<pid>/environ`` (which keeps the keys it was started with, whatever
+    ``os.environ`` says later) unreadable to the user's other processes, the commands qcli runs among
+    them: a process that is not dumpable has its ``/proc`` files owned by root. Linux only; it also keeps
+    debuggers of the same user from attaching. Children get their own dumpable flag back when they exec."""
+    if os.uname().sysname != "Linux":
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+
+
+PR_SET_DUMPABLE = 4

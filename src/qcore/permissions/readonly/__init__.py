@@ -36,6 +36,9 @@ __all__ = ["COMMANDS", "Grammar", "is_read_only", "is_read_only_command"]
 SYSTEM_DIRECTORIES = ("/bin/", "/usr/bin/")
 _DEVICE = re.compile(r"(^|[/=])dev(/|$)")
 """A path into /dev: opening a device can act (``/dev/watchdog`` arms a reboot), it is not plain reading."""
+_SYSTEM = re.compile(r"(^|=)(/+|(\.\./)+|.*/\.\./)(proc|sys)(/|$)|(^|=)/+\.?/*$")
+"""The kernel's own files (``/proc/<pid>/environ`` holds the keys a process started with) and the root
+folder (a recursive read from ``/`` walks into them)."""
 
 
 def is_read_only_command(command: SimpleCommand) -> bool:
@@ -45,7 +48,9 @@ def is_read_only_command(command: SimpleCommand) -> bool:
     name, spelled = command.name, command.argv[0]
     if spelled != name and spelled not in (directory + name for directory in SYSTEM_DIRECTORIES):
         return False
-    if any(_DEVICE.search(word) and word != "/dev/null" for word in command.argv[1:]):
+    if any(
+        (_DEVICE.search(word) and word != "/dev/null") or _SYSTEM.search(word) for word in command.argv[1:]
+    ):
         return False
     grammar = COMMANDS.get(name)
     return grammar is not None and follows(grammar, command)

@@ -17,6 +17,7 @@ detected on first use unless given). Whatever a command leaves running (those ba
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,7 +258,7 @@ class SubprocessShellRunner:
             return env
         from qcore.safe_git import unasked_environment
 
-        return await unasked_environment(env, cwd, repository="git" in command)
+        return await unasked_environment(as_analysed(env), cwd, repository="git" in command)
 
     def _confine(
         self,
@@ -352,3 +353,18 @@ class SubprocessShellRunner:
             raise OSError(f"could not start the background command: {out.decode(errors='replace')}") from None
         self.processes.track([pid])
         return BackgroundProcess(pid=pid, pgid=ended.pid, log_path=log_path)
+
+
+def as_analysed(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment in which a command's words mean what the analysis read, for commands that run
+    unasked: no relative ``PATH`` entry (``.`` or ``node_modules/.bin`` would let the repository's own
+    files run as ``ls``), no start-up file bash reads for a non-interactive shell (``BASH_ENV``, ``ENV``)
+    and no exported shell function (``BASH_FUNC_ls%%`` would make ``ls`` a function)."""
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry.startswith("/")]
+    kept = {
+        name: value
+        for name, value in env.items()
+        if name not in ("BASH_ENV", "ENV") and not name.startswith("BASH_FUNC_")
+    }
+    kept["PATH"] = os.pathsep.join(path) or "/usr/bin:/bin"
+    return kept

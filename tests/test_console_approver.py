@@ -1,8 +1,11 @@
 """The terminal approver: what each answer becomes, and that the whole command or diff is shown."""
 
+import asyncio
 import io
 import os
+import pty
 import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,3 +98,41 @@ async def test_closed_input_is_a_rejection(monkeypatch: pytest.MonkeyPatch) -> N
         request(ExecConfirmation("c", "make", ("make",)))
     )
     assert decision.outcome is ToolConfirmationOutcome.CANCEL
+
+
+async def test_the_scope_names_the_file_and_the_command_its_hidden_characters(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    files = {
+        RuleSource.PROJECT: tmp_path / ".qwen" / "settings.json",
+        RuleSource.USER: tmp_path / "user.json",
+    }
+    queue = ["a", "s"]
+    monkeypatch.setattr("builtins.input", lambda prompt="": queue.pop(0))
+    screen = io.StringIO()
+    asked = request(ExecConfirmation("Run \x1b]0;evil\x07", "npm test\u200b\rrm -rf x", ("npm",)))
+    await ConsoleApprover(Console(file=screen, width=120), files).decide(asked)
+    shown = screen.getvalue()
+    assert "npm test⟨ZWSP⟩␍rm -rf x" in shown and "Run ␛]0;evil␇" in shown
+    assert "\x1b]" not in shown and "\r" not in shown
+    assert f"[p] for this project, saved in {files[RuleSource.PROJECT]}" in shown
+    assert "[s] for this session only, not saved" in shown
+
+
+async def test_lines_typed_before_the_question_are_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    master, follower = pty.openpty()
+    stdin = os.fdopen(follower, encoding="utf-8")  # closed below, once the reading thread is done
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # where input() writes its prompt
+    try:
+        os.write(master, b"n\nnot that\n")  # typed while the model was still answering
+        screen = io.StringIO()
+        asked = request(ExecConfirmation("c", "make", ("make",)))
+        decision = asyncio.ensure_future(ConsoleApprover(Console(file=screen, width=80)).decide(asked))
+        while "[n] no" not in screen.getvalue():  # printed, and the terminal's input flushed, in one step
+            await asyncio.sleep(0.01)
+        os.write(master, b"y\n")  # typed after reading the question
+        assert (await decision).outcome is ToolConfirmationOutcome.PROCEED_ONCE  # type: ignore[attr-defined]
+    finally:
+        os.close(master)
+        stdin.close()

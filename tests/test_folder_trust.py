@@ -16,7 +16,7 @@ from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError
 from qcore.permissions.settings_rules import rules_from_settings
 from qcore.settings import LoadedSettings, TrustedFolders, TrustLevel, load_settings, trusted_folders_path
 from tests.support.trust import trust_folder
-from tests.support.tui import Project, make_project, ready, screen_text, until
+from tests.support.tui import Project, make_project, modal, ready, screen_text, until
 
 MCP_SERVER = str(Path(__file__).parent / "support" / "mcp_server.py")
 
@@ -243,7 +243,7 @@ def untrusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
 
 async def answer_trust(pilot: Any, key: str) -> None:
     """Wait for the trust question, answer it with ``key``, and wait for the session."""
-    await until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
+    await modal(pilot, TrustScreen)
     await pilot.press(key)
     await ready(pilot)
 
@@ -251,8 +251,7 @@ async def answer_trust(pilot: Any, key: str) -> None:
 async def test_the_tui_lists_what_would_start_and_trusting_starts_it(untrusted: Project) -> None:
     app = untrusted.app([])
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
-        await until(pilot, lambda: "would start" in screen_text(app))  # pushed is not yet painted
+        await modal(pilot, TrustScreen)  # drawn, and taking keys
         text = screen_text(app)
         assert "would start" in text and "MCP server 'helper'" in text
         assert "would allow" in text and "allow rule run_shell_command" in text

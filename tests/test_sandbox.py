@@ -328,7 +328,7 @@ async def test_a_command_judged_read_only_cannot_write_even_if_the_judgement_is_
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tool = RunShellCommand(ToolContext(Workspace([workspace])))
-    monkeypatch.setattr("qcore.tools.builtin.shell.is_read_only", lambda analysis: True)
+    monkeypatch.setattr("qcore.tools.builtin.shell.is_read_only", lambda analysis, confined: True)
     result = await run_tool(tool, command="echo x > written.txt")
     assert not (workspace / "written.txt").exists()
     assert "Read-only file system" in result.text()

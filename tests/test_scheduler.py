@@ -235,3 +235,22 @@ async def test_other_kinds_run_one_at_a_time(tmp_path: Path) -> None:
     done = await scheduler.run(batch, AbortSignal())
     assert [c.response_text() for c in done] == ["0", "1", "2"]
     assert tool.max_running == 1
+
+
+async def test_a_cancel_does_not_wait_for_the_snapshot_before_changes(tmp_path: Path) -> None:
+    """Taking a checkpoint can hang (git waiting on a FIFO): a cancelled turn stops waiting for it, and
+    the calls it held back are cancelled, not run."""
+    h = Harness(tmp_path, mode=ApprovalMode.YOLO)
+    waiting = asyncio.Event()
+
+    async def stuck() -> None:
+        waiting.set()
+        await asyncio.sleep(3600)
+
+    h.scheduler.before_changes = stuck
+    signal = AbortSignal()
+    running = asyncio.ensure_future(h.scheduler.run([call("1", "run_shell_command", command="make")], signal))
+    await waiting.wait()
+    signal.abort("cancelled by the user")
+    [done] = await asyncio.wait_for(running, 2)
+    assert done.state is ToolCallState.CANCELLED and h.shell.ran == []

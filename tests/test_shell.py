@@ -293,3 +293,29 @@ async def test_confirmation_shows_the_whole_command_and_its_roots(tool: RunShell
 )
 def test_root_commands(command: str, roots: tuple[str, ...]) -> None:
     assert root_commands(command) == roots
+
+
+async def test_an_unasked_command_runs_the_programs_the_analysis_named(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a sandbox too: a relative PATH entry, BASH_ENV and an exported function of the same name
+    would make ``ls`` run the repository's own code instead."""
+    from qcore.permissions.sandbox import NoSandbox
+
+    marker = root / "ran"
+    evil = root / "ls"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    evil.chmod(0o755)
+    (root / "startup.sh").write_text(f"touch {marker}\n")
+    monkeypatch.setenv("PATH", f".:{os.environ['PATH']}")
+    monkeypatch.setenv("BASH_ENV", "startup.sh")
+    monkeypatch.setenv("BASH_FUNC_cat%%", f"() {{ touch {marker}; }}")
+    tool = RunShellCommand(ToolContext(Workspace([root]), sandbox=NoSandbox("for this test")))
+    params = tool.build({"command": "ls | cat"})
+    assert tool.permission_subject(params).reads_only()
+    result = await tool.execute(params, AbortSignal())
+    assert "startup.sh" in result.text()
+    assert not marker.exists()
+    approved = await run(tool, command="ls && cat /dev/null")  # asked, so run as the user's own shell would
+    assert approved.error is None
+    assert marker.exists()

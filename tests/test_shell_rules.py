@@ -218,3 +218,11 @@ def test_no_rule_is_suggested_for_a_line_that_writes_a_file(shell: RunShellComma
         shell, None, shell.permission_subject(shell.build({"command": "python3 x.py > out.txt"}))
     )
     assert "python3:*" not in refusal and "writes to a file (out.txt)" in refusal
+
+
+def test_without_a_sandbox_a_question_says_why_a_reading_line_asks(shell: RunShellCommand) -> None:
+    confined = policy().explain_shell(shell, "ls && git status", confined=True)
+    assert confined.problems == ()
+    alone = policy().explain_shell(shell, "ls && git status", confined=False)
+    assert any("no sandbox" in problem for problem in alone.problems)
+    assert policy().explain_shell(shell, "ls | head", confined=False).problems == ()

@@ -23,6 +23,7 @@ from tests.support.tui import (
     question,
     ready,
     screen_text,
+    step,
     type_text,
     until,
 )
@@ -75,7 +76,7 @@ async def test_rejecting_with_a_message_leaves_the_file_and_tells_the_model(proj
     async with app.run_test() as pilot:
         await question(pilot, "edit")
         await pilot.press("n")
-        await until(pilot, lambda: app.approval.step == "feedback")
+        await step(pilot, "feedback")
         await type_text(pilot, "keep the plus")
         await pilot.press("enter")
         await idle(pilot)
@@ -90,7 +91,7 @@ async def test_escape_rejects_without_a_message(project: Project) -> None:
     async with app.run_test() as pilot:
         await question(pilot, "edit")
         await pilot.press("escape")
-        await until(pilot, lambda: app.approval.step == "feedback")
+        await step(pilot, "feedback")
         await pilot.press("escape")
         await idle(pilot)
     assert (project.root / "app.py").read_text() == APP_PY
@@ -107,8 +108,8 @@ async def test_edit_it_yourself_in_the_editor(project: Project, monkeypatch: pyt
     async with app.run_test() as pilot:
         await question(pilot, "edit")
         await pilot.press("e")
-        await question(pilot, "edit")  # asked again with the user's version
         await until(pilot, lambda: '"Hi, "' in app.approval.question.request.details.new_content)  # type: ignore[union-attr]
+        await question(pilot, "edit")  # asked again with the user's version
         await pilot.press("y")
         await idle(pilot)
     assert (project.root / "app.py").read_text() == 'def greet(name):\n    return "Hi, " + name\n'
@@ -131,7 +132,7 @@ async def test_always_lands_the_rule_in_the_scope_chosen(
     async with app.run_test() as pilot:
         await question(pilot, "exec")
         await pilot.press("a")
-        await until(pilot, lambda: app.approval.step == "scope")
+        await step(pilot, "scope")
         await pilot.press(scope_key)
         await idle(pilot)  # the second touch matches the rule: no second question
         rules = [r for r in app.session.policy.active_rules() if r.pattern == "run_shell_command(touch:*)"]
@@ -153,13 +154,13 @@ async def test_the_rule_can_be_edited_before_it_is_saved(project: Project) -> No
     async with app.run_test() as pilot:
         await question(pilot, "exec")
         await pilot.press("a")
-        await until(pilot, lambda: app.approval.step == "scope")
+        await step(pilot, "scope")
         await pilot.press("r")
-        await until(pilot, lambda: app.approval.step == "rule")
+        await step(pilot, "rule")
         field = app.approval.query_one(".rule-input")
         field.value = "run_shell_command(touch made.txt)"  # type: ignore[attr-defined]
         await pilot.press("enter")
-        await until(pilot, lambda: app.approval.step == "scope")
+        await step(pilot, "scope")
         await pilot.press("s")
         await idle(pilot)
     patterns = [r.pattern for r in app.session.policy.active_rules()]
@@ -171,14 +172,20 @@ async def test_a_broken_rule_is_refused_with_a_reason(project: Project) -> None:
     app = project.app(steps, "-i", "go")
     async with app.run_test() as pilot:
         await question(pilot, "exec")
-        await pilot.press("a", "r")
-        await until(pilot, lambda: app.approval.step == "rule")
+        await pilot.press("a")
+        await step(pilot, "scope")
+        await pilot.press("r")
+        await step(pilot, "rule")
         app.approval.query_one(".rule-input").value = "run_shell_command(touch"  # type: ignore[attr-defined]
         await pilot.press("enter")
         await pilot.pause()
         assert app.approval.step == "rule"  # still editing; nothing saved
         assert app.session.policy.active_rules() == []
-        await pilot.press("escape", "escape", "y")
+        await pilot.press("escape")
+        await step(pilot, "scope")
+        await pilot.press("escape")
+        await step(pilot, "choose")
+        await pilot.press("y")
         await idle(pilot)
     assert (project.root / "made.txt").exists()
 
@@ -229,10 +236,12 @@ async def test_questions_queue_and_none_is_lost(project: Project) -> None:
         await until(
             pilot, lambda: app.approval.question is not None and app.approval.question.request.call_id == "c1"
         )
+        await question(pilot)
         await pilot.press("n", "enter")
         await until(
             pilot, lambda: app.approval.question is not None and app.approval.question.request.call_id == "c2"
         )
+        await question(pilot)
         await pilot.press("y")
         await until(pilot, lambda: all(a.done() for a in answers))
         await until(pilot, lambda: not app.approval.display)

@@ -11,12 +11,23 @@ from pathlib import Path
 import pytest
 
 from qcli.widgets.conversation import Notice
+from qcli.widgets.screens import ConfirmScreen
 from qcore.llm.openai_client import OpenAIClient
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.processes import alive
-from tests.support.tui import Project, idle, make_project, question, ready, screen_text, type_text, until
+from tests.support.tui import (
+    Project,
+    idle,
+    make_project,
+    modal,
+    question,
+    ready,
+    screen_text,
+    type_text,
+    until,
+)
 
 MCP_SERVER = str(Path(__file__).parent / "support" / "mcp_server.py")
 
@@ -117,12 +128,13 @@ async def test_yolo_needs_a_confirmation(project: Project) -> None:
     async with app.run_test() as pilot:
         await ready(pilot)
         await command(pilot, "/approval-mode yolo")
-        await until(pilot, lambda: "Switch to yolo?" in screen_text(app))
+        await modal(pilot, ConfirmScreen)
+        assert "Switch to yolo?" in screen_text(app)
         await pilot.press("n")
         await until(pilot, lambda: "Approval mode unchanged." in notices(app))
         assert app.session.approval_mode is ApprovalMode.DEFAULT
         await command(pilot, "/approval-mode yolo")
-        await until(pilot, lambda: "Switch to yolo?" in screen_text(app))
+        await modal(pilot, ConfirmScreen)
         await pilot.press("y")
         await until(pilot, lambda: app.session.approval_mode is ApprovalMode.YOLO)
         assert app.status_line.status.mode == "yolo"

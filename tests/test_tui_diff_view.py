@@ -128,9 +128,9 @@ def test_row_index_locates_and_converts_between_layouts() -> None:
     assert rows.file_at(0, False) == 0
 
 
-def test_display_text_expands_tabs_and_hides_control_characters() -> None:
+def test_display_text_expands_tabs_and_shows_control_characters() -> None:
     assert display_text("\tx = 1", 4) == "    x = 1"
-    assert display_text("a\x1b[31mb", 4) == "a\N{REPLACEMENT CHARACTER}[31mb"
+    assert display_text("a\x1b[31mb\u202e", 4) == "a␛[31mb\N{REPLACEMENT CHARACTER}"
     assert display_text("crlf\r", 4) == "crlf"
 
 

@@ -190,7 +190,12 @@ class QcliAgent:
         host = ClientHost(self.client, self.capabilities)
         try:
             session = await asyncio.to_thread(
-                build_session, launch, llm, None, file_access=host.files(), shell_runner=host.shell_runner()
+                build_session,
+                launch,
+                llm,
+                None,
+                file_access=host.files(),
+                shell_runner=host.shell_runner(settings=launch.settings),
             )
         except (SessionFileError, SessionNotFound) as error:
             raise (

@@ -41,6 +41,7 @@ from qcore.shell_runner import (
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Sandbox, SandboxProfile
+    from qcore.settings import Settings
 
 _log = logging.getLogger("qcli.acp")
 
@@ -83,10 +84,13 @@ class ClientHost:
             return None
         return EditorFiles(self._read_text, self._write_text)
 
-    def shell_runner(self, sandbox: Sandbox | None = None) -> ClientTerminalRunner | None:
+    def shell_runner(
+        self, sandbox: Sandbox | None = None, settings: Settings | None = None
+    ) -> ClientTerminalRunner | None:
+        """``settings``: the session's, for the credentials its confined commands may see."""
         if not self.capabilities.terminal:
             return None
-        return ClientTerminalRunner(self, SubprocessShellRunner(sandbox=sandbox))
+        return ClientTerminalRunner(self, SubprocessShellRunner(sandbox=sandbox, settings=settings))
 
     async def _read_text(self, path: Path) -> str:
         try:

@@ -165,6 +165,11 @@ class QcliApp(App[int]):
         assert launch is not None
         if launch.trust is not None and not launch.trust.trusted:
             self.approval.scopes.pop("p", None)  # a project rule would be held back at the next start
+        from qcore.permissions.settings_rules import SettingsRuleStore
+
+        # The files build_session's store saves "always" rules to, named in full before anything is saved.
+        files = SettingsRuleStore(launch.cwd).paths.items()
+        self.approval.scope_files = {source.value: str(path) for source, path in files}
         if launch.demo:
             self.cwd = launch.cwd
         self.status_line.set(
@@ -342,9 +347,12 @@ class QcliApp(App[int]):
         self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
 
     def show_markdown(self, markdown: str) -> None:
+        """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""
         from textual.widgets import Markdown
 
-        block = Markdown(markdown, classes="command-output")
+        from qcli.terminal_text import visible
+
+        block = Markdown(visible(markdown), classes="command-output")
         self.conversation.add(block)
         self.transcript.add("command", markdown)
 

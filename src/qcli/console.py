@@ -1,12 +1,17 @@
 """Asking in a plain terminal (until the TUI): the full diff or command, then one answer from stdin.
 
 "Always" answers name their scope and show the exact rules before anything is saved; "edit" opens the
-user's editor on the proposed file content and the result is shown as a new diff.
+user's editor on the proposed file content and the result is shown as a new diff. As in the TUI, what
+will run is shown with every invisible or control character named, and the rest is made ``visible``;
+the scope step names the file each saved scope writes to, and lines typed before a question was printed
+are discarded unread, so type-ahead never answers it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -15,35 +20,58 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from qcli.editor import edit_text
+from qcli.terminal_text import marked, marked_code, visible
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.tools.confirmation import ToolConfirmationOutcome
 
 SCOPES = {"s": RuleSource.SESSION, "p": RuleSource.PROJECT, "u": RuleSource.USER}
+SCOPE_WORDS = {
+    RuleSource.SESSION: "for this session only, not saved",
+    RuleSource.PROJECT: "for this project",
+    RuleSource.USER: "for you, in every project",
+}
 
 
 def _body(request: ApprovalRequest) -> Syntax | Text:
     details = request.details
     if details.type == "edit":
-        return Syntax(details.file_diff or "(no textual change)", "diff", theme="ansi_dark", word_wrap=True)
+        diff = visible(details.file_diff or "(no textual change)")
+        return Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
     if details.type == "exec":
-        return Syntax(details.command, "bash", theme="ansi_dark", word_wrap=True)
+        return marked_code(details.command, "bash")
     if details.type == "code":
-        return Syntax(details.code, details.language, theme="ansi_dark", word_wrap=True)
+        return marked_code(details.code, details.language)
     if details.type == "mcp":
-        return Text(f"{details.tool_display_name} from MCP server {details.server_name}")
+        return Text(visible(f"{details.tool_display_name} from MCP server {details.server_name}"))
     if details.type == "info":
-        return Text("\n".join([details.prompt, *details.urls]))
-    return Text(details.plan)
+        return Text(visible(details.prompt) + "\n").append_text(marked("\n".join(details.urls)))
+    return Text(visible(details.plan))
+
+
+def discard_typed_ahead() -> None:
+    """Drop what was typed at the terminal but not yet read: it was meant for something else."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal: nothing to drop
+        return
+    if sys.stdin.isatty():
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
 class ConsoleApprover:
-    """An ``Approver`` for a terminal: one question at a time, the whole change always shown."""
+    """An ``Approver`` for a terminal: one question at a time, the whole change always shown.
 
-    def __init__(self, console: Console | None = None) -> None:
+    ``files``: the settings file each saved scope writes to, named when the scope is asked."""
+
+    def __init__(
+        self, console: Console | None = None, files: Mapping[RuleSource, Path] | None = None
+    ) -> None:
         self.console = console or Console(stderr=True)
+        self.files = dict(files or {})
 
     async def _ask(self, prompt: str) -> str | None:
+        discard_typed_ahead()
         try:
             return (await asyncio.to_thread(input, prompt)).strip()
         except EOFError:
@@ -54,9 +82,9 @@ class ConsoleApprover:
         if request.suggested_rules:
             parts.append("[a] always...")
         elif request.no_rule:
-            parts.append(f"(no always: {request.no_rule})")
+            parts.append(f"(no always: {visible(request.no_rule)})")
         if request.details.type == "mcp":
-            parts.append(f"[v] always, every tool of {request.details.server_name}...")
+            parts.append(f"[v] always, every tool of {visible(request.details.server_name)}...")
         if request.details.type == "edit":
             parts.append("[e] edit it yourself")
         parts.append("[n] no")
@@ -64,12 +92,12 @@ class ConsoleApprover:
 
     async def _always(self, request: ApprovalRequest, server: bool = False) -> Decision | None:
         chosen = request.server_rules if server else request.suggested_rules
-        rules = ", ".join(chosen)
-        self.console.print(f"Allow from now on: {rules}", markup=False, highlight=False)
-        self.console.print(
-            "[s] for this session   [p] for this project (saved)   [u] for you, everywhere (saved)   [b] back",
-            markup=False,
-        )
+        self.console.print(Text("Allow from now on: ") + marked(", ".join(chosen)), highlight=False)
+        for key, source in SCOPES.items():
+            where = self.files.get(source)
+            saved = f", saved in {visible(str(where))}" if where else ""
+            self.console.print(f"[{key}] {SCOPE_WORDS[source]}{saved}", markup=False, highlight=False)
+        self.console.print("[b] back", markup=False)
         answer = await self._ask("> ")
         scope = SCOPES.get((answer or "").lower()[:1])
         if scope is None:
@@ -79,12 +107,11 @@ class ConsoleApprover:
         return Decision.always(scope, request.suggested_rules)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        title = f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"
+        title = Text(visible(f"{request.details.title}  ({request.display_name}, mode {request.mode.value})"))
         self.console.print(Panel(_body(request), title=title, title_align="left", border_style="yellow"))
         if request.details.type == "edit" and request.details.protection:
-            self.console.print(
-                f"! {request.details.protection}: asked about in every mode but yolo", markup=False
-            )
+            protection = visible(request.details.protection)
+            self.console.print(f"! {protection}: asked about in every mode but yolo", markup=False)
         while True:
             self.console.print(self._choices(request), markup=False, highlight=False)
             answer = await self._ask("> ")

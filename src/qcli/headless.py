@@ -2,6 +2,10 @@
 
 The JSON shape follows Qwen Code's headless mode (itself Claude Code's): a ``system`` message, then
 ``assistant`` and ``user`` (tool results) messages, then one ``result`` object.
+
+Output often lands on a terminal, so text output and the lines on stderr are made ``visible`` (no
+control sequence from the model or a tool gets through), and JSON escapes what ``json.dumps`` leaves raw
+(``json_text``): the same data, no C1 or bidi control on the screen.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import IO, Any
 
 from qcli.hints import compressed_message, loop_message, unasked_hint, with_hint
 from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
+from qcli.terminal_text import json_text, visible
 from qcore.abort import AbortSignal
 from qcore.agent import Session, TurnOutcome
 from qcore.events import (
@@ -78,7 +83,7 @@ class HeadlessPrinter:
 
     def _record(self, message: dict[str, Any]) -> None:
         if self.format == "stream-json":
-            self.out.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self.out.write(json_text(message) + "\n")
             self.out.flush()
         else:
             self.messages.append(message)
@@ -91,12 +96,12 @@ class HeadlessPrinter:
 
     def warn(self, text: str) -> None:
         self._end_line()
-        self.err.write(f"qcli: {text}\n")
+        self.err.write(f"qcli: {visible(text)}\n")
         self.err.flush()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantTextDelta) and self.format == "text":
-            self.out.write(event.text)
+            self.out.write(visible(event.text))
             self.out.flush()
             self._ends_with_newline = event.text.endswith("\n")
         elif isinstance(event, ModelRetrying):
@@ -118,7 +123,7 @@ class HeadlessPrinter:
             elif event.state == "late":
                 self.warn(event.detail)
             elif self.show_activity:
-                self.err.write(f"  [{event.state}] {event.source} {event.detail}\n")
+                self.err.write(visible(f"  [{event.state}] {event.source} {event.detail}") + "\n")
                 self.err.flush()
         elif isinstance(event, SessionStarted):
             self._record(
@@ -169,7 +174,7 @@ class HeadlessPrinter:
                 else ""
             )
             mark = "denied" if denied else mark
-            self.err.write(f"  [{mark}] {name} {call.description}{detail}\n")
+            self.err.write(visible(f"  [{mark}] {name} {call.description}{detail}") + "\n")
             self.err.flush()
         if denied and error:
             name = call.tool_name or call.request.name
@@ -211,25 +216,37 @@ class HeadlessPrinter:
             result["result"] = event.text or result["error"]
         self._record(result)
         if self.format == "json":
-            self.out.write(json.dumps(self.messages, ensure_ascii=False, indent=None) + "\n")
+            self.out.write(json_text(self.messages) + "\n")
             self.out.flush()
 
 
 async def run_headless(session: Session, prompt: str, printer: HeadlessPrinter) -> int:
-    """Send one prompt; SIGINT/SIGTERM abort the turn (exit 130)."""
+    """Send one prompt; SIGINT/SIGTERM abort the turn (exit 130), and the process ends within a deadline
+    even if what the turn waits on does not heed the abort (git stuck on a FIFO)."""
+    from qcore.process_tracker import end_anyway_after
+
     session.events.subscribe(printer)
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
-    for sig in (signals.SIGINT, signals.SIGTERM):
-        loop.add_signal_handler(sig, abort.abort, "Operation cancelled.")
+
+    def stop(number: int) -> None:
+        if not abort.aborted:
+            end_anyway_after(128 + number)
+        abort.abort("Operation cancelled.")
+
+    before = {sig: signals.getsignal(sig) for sig in (signals.SIGINT, signals.SIGTERM)}
+    for sig in before:
+        loop.add_signal_handler(sig, stop, sig)
     try:
         if session.checkpoints is not None:
             session.checkpoints.warm()  # the project's first snapshot, while the first request runs
         await session.tools_ready()  # session_start then lists every tool the first request carries
         outcome = await session.send(prompt, abort)
     finally:
-        for sig in (signals.SIGINT, signals.SIGTERM):
+        for sig, handler in before.items():
             loop.remove_signal_handler(sig)
+            if handler is not None:  # the exit hook's, so a signal while closing still ends children
+                signals.signal(sig, handler)
     if outcome.reason == "cancelled":
         printer.warn("Operation cancelled.")
     return exit_code(outcome)

@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    from qcore.credentials import hide_own_environment
+
+    hide_own_environment()
     if words[:1] == ["mcp"]:  # a subcommand, as in Qwen Code: qcli mcp list | add | remove
         from qcli.mcp_command import run_mcp
         from qcore.process_tracker import end_children_on_exit

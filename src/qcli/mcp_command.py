@@ -3,7 +3,8 @@
 ``add`` writes ``mcpServers.<name>`` to the project's ``.qwen/settings.json`` (``--scope project``, the
 default, as in Qwen Code) or the user's ``~/.qwen/settings.json``, keeping the file's comments and layout;
 ``remove`` takes it out again; ``list`` connects to every configured server (each up to its own timeout)
-and says, per server, connected with its tool count, or failed and why.
+and says, per server, connected with its tool count, or failed and why (its lines made ``visible``: a
+server's error is its own text).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 import sys
 from pathlib import Path
 from typing import Any
+
+from qcli.terminal_text import visible
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -148,9 +151,9 @@ async def _list(cwd: Path) -> int:
 
     loaded = load_settings(cwd)
     for problem in loaded.problems:
-        sys.stderr.write(f"qcli mcp: settings: {problem}\n")
+        sys.stderr.write(f"qcli mcp: settings: {visible(str(problem))}\n")
     for held in loaded.held_back:
-        sys.stderr.write(f"qcli mcp: held back (folder not trusted): {held}\n")
+        sys.stderr.write(f"qcli mcp: held back (folder not trusted): {visible(str(held))}\n")
     manager = McpManager.from_settings(loaded.settings, cwd)
     async with manager:
         statuses = await manager.wait_ready()
@@ -163,7 +166,7 @@ async def _list(cwd: Path) -> int:
             counts = f"{status.tool_count} tool{'s' if status.tool_count != 1 else ''}"
             if status.prompt_count:
                 counts += f", {status.prompt_count} prompts"
-            print(f"{status.name}: connected ({counts}) - {where}")
+            print(visible(f"{status.name}: connected ({counts}) - {where}"))
         else:
-            print(f"{status.name}: {status.state}: {status.reason or 'no reason given'} - {where}")
+            print(visible(f"{status.name}: {status.state}: {status.reason or 'no reason given'} - {where}"))
     return EXIT_OK if all(s.state in ("connected", "disabled") for s in statuses) else EXIT_ERROR

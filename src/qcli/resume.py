@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from qcli.terminal_text import visible
 from qcore.sessions import SessionInfo, SessionNotFound, SessionStore
 
 LISTED = 20
@@ -33,7 +34,7 @@ def session_rows(infos: Sequence[SessionInfo]) -> list[tuple[str, str, str, str,
     rows = []
     for info in infos:
         when = datetime.datetime.fromtimestamp(info.modified).strftime("%Y-%m-%d %H:%M")
-        first = info.first_prompt if len(info.first_prompt) <= 60 else info.first_prompt[:59] + "…"
+        first = visible(info.first_prompt if len(info.first_prompt) <= 60 else info.first_prompt[:59] + "…")
         rows.append((info.session_id[:12], when, str(info.prompts), format_size(info.size), first or "-"))
     return rows
 

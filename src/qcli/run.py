@@ -103,7 +103,9 @@ def read_prompt(args: argparse.Namespace) -> str | None:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"qcli: {text}\n")
+    from qcli.terminal_text import visible
+
+    sys.stderr.write(f"qcli: {visible(text)}\n")  # it may quote a file's name or a server's error
 
 
 @dataclass
@@ -296,7 +298,7 @@ def _run_headless(args: argparse.Namespace, launch: Launch) -> int:
         if sys.stdin.isatty():
             from qcli.console import ConsoleApprover
 
-            approver = ConsoleApprover()
+            approver = ConsoleApprover(files=SettingsRuleStore(launch.cwd).paths)
         _say(f"demo: a scripted model (no API key) working in a scratch copy at {launch.cwd}")
         if approver is None and launch.mode not in (ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO):
             _say(
@@ -353,7 +355,10 @@ def show_prompt(session: Session) -> int:
     system = next((str(m.content) for m in session.history if m.role == "system"), "")
     declared = session.registry.declarations()
     size = len(json.dumps(declared, ensure_ascii=False))  # as sent: compact
-    sys.stdout.write(f"{system}\n\n--- tools ---\n{json.dumps(declared, indent=2, ensure_ascii=False)}\n")
+    from qcli.terminal_text import json_text, visible
+
+    # Context files and MCP servers wrote much of this: shown, not obeyed, by the terminal.
+    sys.stdout.write(f"{visible(system)}\n\n--- tools ---\n{json_text(declared, indent=2)}\n")
     _say(f"system prompt {len(system)} characters + tool declarations {size} = {len(system) + size}")
     return 0
 

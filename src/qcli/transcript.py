@@ -1,5 +1,8 @@
 """The conversation as plain entries: kept whole while the screen prunes, shown by Ctrl+O, and printed to
-the terminal's normal screen when qcli exits, so it stays in the scrollback."""
+the terminal's normal screen when qcli exits, so it stays in the scrollback.
+
+Entries are made ``visible`` as they are added: both places it is shown are a terminal.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
+
+from qcli.terminal_text import visible
 
 TOOL_OUTPUT_LINES = 12
 """Lines of a tool's output kept per entry (the model got the whole, truncated by the one rule)."""
@@ -27,7 +32,7 @@ class Transcript:
 
     def add(self, kind: str, text: str, style: str = "") -> None:
         if text.strip():
-            self.entries.append(Entry(kind, text, style))
+            self.entries.append(Entry(kind, visible(text), style))
 
     def add_tool(self, mark: str, title: str, description: str, output: str, style: str = "") -> None:
         lines = output.rstrip("\n").splitlines()

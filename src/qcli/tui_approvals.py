@@ -38,7 +38,8 @@ async def show_question(app: QcliApp) -> None:
     if details.type == "exec":
         tool = app.session.registry.get(question.request.tool_name)
         if tool is not None:
-            explanation = app.session.policy.explain_shell(tool, details.command)
+            confined = getattr(tool, "confined", True)
+            explanation = app.session.policy.explain_shell(tool, details.command, confined=confined)
     app.prompt_box.display = False
     await app.approval.ask(question, waiting, explanation)
     app.status_line.set(busy="waiting for you")

@@ -80,17 +80,13 @@ def demo_prompt() -> str:
 
 def current_branch(cwd: Path) -> str:
     """The git branch checked out in ``cwd``; empty when there is none or git cannot tell (blocking)."""
-    import subprocess
+    from qcore.safe_git import GitUnavailable, run_own_git_blocking
 
     try:
-        return subprocess.run(
-            ["git", "-C", str(cwd), "branch", "--show-current"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+        result = run_own_git_blocking(["branch", "--show-current"], cwd, 5.0)
+    except (OSError, GitUnavailable):
         return ""
+    return result.stdout.decode(errors="replace").strip() if result.ok else ""
 
 
 def workspace_files(root: Path) -> list[str]:

@@ -1,12 +1,15 @@
 """The shadow git repository behind checkpoints, isolated from the user's git and the project's files.
 
-Every GIT_* variable is dropped from the environment; system and global config are off; every setting
-that could run a program (hooks, fsmonitor) or change bytes (autocrlf) is pinned on the command line, and
-the shadow's ``info/attributes`` unsets ``filter``, ``text``, ``eol``, ``ident`` and
-``working-tree-encoding`` for every path, so a hostile ``.gitattributes`` can neither run a filter nor
-change bytes. The project's ``.git/config`` is never read (git reads the shadow's), and only plumbing
-runs: nothing that runs hooks or garbage collection. One writer at a time, within the process (an asyncio
-lock) and across sessions of the same project (``flock``).
+Every GIT_* variable is dropped from the environment; system and global config are off; the settings
+that could run a program (``qcore.safe_git.FIXED``: hooks, fsmonitor, pagers) or change bytes (autocrlf)
+are pinned on the command line, and the shadow's ``info/attributes`` unsets ``filter``, ``diff``,
+``text``, ``eol``, ``ident`` and ``working-tree-encoding`` for every path, so neither the project's
+``.gitattributes`` nor a user's ``core.attributesFile`` can name a filter or change bytes (no config
+here defines a driver anyway). The project's ``.git/config`` and ``.git/info/attributes`` are never read
+(git reads the shadow's), and only plumbing runs: nothing that runs hooks or garbage collection. Every
+command has a time limit (git waits forever on a FIFO ``.gitignore``) and, once one is exceeded or a
+command is ended from outside (qcli exiting), the shadow refuses further work instead of starting again. One writer at a time, within the
+process (an asyncio lock) and across sessions of the same project (``flock``).
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from qcore.checkpoint_restore import Entry
+from qcore.files import CONFIG_MAX_BYTES, read_regular_file
+from qcore.processes import signal_name
+from qcore.safe_git import FIXED, blocking_file, git_folder, own_environment, run_git
 
 _SETTINGS = {  # pinned on every command, whatever the shadow's config file says
-    "core.hooksPath": "/dev/null",
-    "core.fsmonitor": "false",
+    **dict(FIXED),
     "core.untrackedCache": "true",
     "core.splitIndex": "false",
     "core.autocrlf": "false",
@@ -36,12 +41,10 @@ _SETTINGS = {  # pinned on every command, whatever the shadow's config file says
     "core.excludesFile": "/dev/null",
     "core.sparseCheckout": "false",
     "index.version": "4",
-    "gc.auto": "0",
-    "maintenance.auto": "false",
-    "submodule.recurse": "false",
     "advice.addEmbeddedRepo": "false",
-    "protocol.allow": "never",
 }
+COMMAND_SECONDS = 120.0
+"""For one git command in the shadow repository: the first snapshot of a large project hashes every file."""
 _ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding -diff -merge -export-subst\n"
 
 
@@ -62,12 +65,9 @@ class ShadowGit:
         self._lock = asyncio.Lock()
         self._ready = False
         self._setting_up = asyncio.Lock()
-        self._env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+        self._broken: str | None = None
+        self._env = own_environment()
         self._env.update(
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL="/dev/null",
-            GIT_ATTR_NOSYSTEM="1",
-            GIT_TERMINAL_PROMPT="0",
             GIT_NO_REPLACE_OBJECTS="1",
             GIT_AUTHOR_NAME="qcore",
             GIT_AUTHOR_EMAIL="qcore@localhost",
@@ -86,20 +86,26 @@ class ShadowGit:
     async def run(
         self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,), plain: bool = False
     ) -> bytes:
-        proc = await asyncio.create_subprocess_exec(
-            *(self._plain if plain else self._argv),
-            *args,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.root,
+        if self._broken is not None:
+            raise CheckpointError(self._broken)
+        done = await run_git(
+            [*(self._plain if plain else self._argv), *args],
+            cwd=self.git_dir if plain else self.root,
             env=self._env,
+            stdin=stdin or b"",
+            time_limit=COMMAND_SECONDS,
         )
-        out, err = await proc.communicate(stdin)
-        if proc.returncode not in ok:
-            message = err.decode(errors="replace").strip()
-            raise CheckpointError(f"git {args[0]} failed in the checkpoint repository: {message}")
-        return out
+        if done.returncode is None or done.returncode < 0:  # out of time, or ended from outside: stop here
+            self._broken = (
+                f"git {args[0]} did not finish within {COMMAND_SECONDS:g} s in the checkpoint repository "
+                "(a FIFO or a device where git reads ignore or attributes files makes it wait forever)"
+                if done.returncode is None
+                else f"git {args[0]} was ended by {signal_name(-done.returncode)} in the checkpoint repository"
+            )
+            raise CheckpointError(self._broken)
+        if done.returncode not in ok:
+            raise CheckpointError(f"git {args[0]} failed in the checkpoint repository: {done.stderr.strip()}")
+        return done.stdout
 
     @contextlib.asynccontextmanager
     async def locked(self) -> AsyncIterator[None]:
@@ -143,16 +149,18 @@ class ShadowGit:
         """The shadow's ``info/exclude``: the project's own exclude file, ``.qwenignore``, and the shadow
         itself should it lie inside the workspace (a project at ``~``)."""
         parts = [b"# written by qcore before each snapshot\n"]
-        own = _user_git_dir(self.root)
+        own = git_folder(self.root, common=True)
         for source in ([own / "info" / "exclude"] if own else []) + [self.root / ".qwenignore"]:
-            with contextlib.suppress(OSError):
-                parts.append(source.read_bytes() + b"\n")
+            with contextlib.suppress(OSError):  # a FIFO or a device among them is skipped, not waited on
+                parts.append(read_regular_file(source, CONFIG_MAX_BYTES) + b"\n")
         if self.git_dir.resolve().is_relative_to(self.root):
             parts.append(b"/" + os.fsencode(self.git_dir.resolve().relative_to(self.root)) + b"/\n")
         _write_if_changed(self.git_dir / "info" / "exclude", b"".join(parts))
 
     async def capture(self) -> str:
         """The workspace's tree now (stat-cached ``add -A``). Unreadable files are skipped, not fatal."""
+        if (problem := blocking_file(self.root, git_files=False)) is not None:
+            raise CheckpointError(problem)
         self.sync_excludes()
         await self.run("add", "--all", "--ignore-errors", ok=(0, 1))
         return (await self.run("write-tree")).decode().strip()
@@ -192,18 +200,3 @@ def _write_if_changed(path: Path, data: bytes) -> None:
         if path.read_bytes() == data:
             return
     path.write_bytes(data)
-
-
-def _user_git_dir(root: Path) -> Path | None:
-    """The project's own git directory (read only, for its exclude file): ``.git``, or where a ``.git``
-    file points (a linked worktree or submodule; its exclude file is in the common directory)."""
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    with contextlib.suppress(OSError, ValueError):
-        text = dot_git.read_text().strip()
-        if text.startswith("gitdir:"):
-            linked = (root / text.removeprefix("gitdir:").strip()).resolve()
-            common = linked / "commondir"
-            return (linked / common.read_text().strip()).resolve() if common.exists() else linked
-    return None

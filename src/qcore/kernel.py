@@ -21,13 +21,16 @@ import os
 import queue
 import sys
 import tempfile
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.credentials import tool_environment
 from qcore.kernel_output import Execution, KernelOutput, OnOutput, Status, take_message
 from qcore.process_tracker import ProcessTracker
+from qcore.processes import run_group
 
 if TYPE_CHECKING:
     from jupyter_client.asynchronous.client import AsyncKernelClient
@@ -66,8 +69,12 @@ class Kernel:
         python: str | None = None,
         kernel_spec: str | None = None,
         log_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        """``env``: what the kernel starts with (None: this process's environment less the credentials qcli
+        signs in with, ``qcore.credentials``)."""
         self.cwd = cwd
+        self.env = dict(env) if env is not None else tool_environment()
         self.python = python
         self.kernel_spec = kernel_spec
         self.log_dir = log_dir
@@ -149,7 +156,7 @@ class Kernel:
                 )
             manager.shutdown_wait_time = SHUTDOWN_WAIT_SECONDS
             self._log = self._open_log()
-            env = {**os.environ, **self.processes.environment()}
+            env = {**self.env, **self.processes.environment()}
             try:
                 await manager.start_kernel(cwd=str(self.cwd), env=env, stdout=self._log, stderr=self._log)
             except Exception as error:
@@ -177,10 +184,10 @@ class Kernel:
         python = self._python()
         probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('ipykernel') is None)"
         try:
-            process = await asyncio.create_subprocess_exec(
-                python, "-c", probe, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+            ended = await run_group(
+                [python, "-c", probe], cwd=self.cwd, env=self.env, time_limit=START_TIMEOUT_SECONDS
             )
-            code = await process.wait()
+            code = ended.returncode
         except OSError as error:
             raise KernelStartError(
                 f"The interpreter {python} (tools.codeInterpreter.python) cannot run: {error}."

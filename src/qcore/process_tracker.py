@@ -184,19 +184,28 @@ EXIT_DEADLINE_SECONDS = 5.0
 """After SIGTERM or SIGHUP, how long a clean exit may take before the process ends itself regardless."""
 
 
+def end_anyway_after(code: int, seconds: float = EXIT_DEADLINE_SECONDS) -> None:
+    """Make sure this process ends once asked to: if it still runs ``seconds`` from now (its clean exit
+    swallowed, or waiting on work that does not heed cancellation), every descendant is ended and the
+    process exits with ``code``."""
+    import threading
+
+    def end_anyway() -> None:
+        for _ in range(3):  # the process runs on meanwhile, and may start another child before it ends
+            if not end_descendants():
+                break
+        os._exit(code)
+
+    deadline = threading.Timer(seconds, end_anyway)
+    deadline.daemon = True
+    deadline.start()
+
+
 def _exit_on_signal(number: int, frame: FrameType | None) -> None:
     signal.signal(number, signal.SIG_DFL)  # a second one ends the process at once
     # The SystemExit below unwinds whatever runs now, but code that catches every exception (a UI
     # framework's message loop, a worker) can swallow it: the process must end all the same.
-    import threading
-
-    def end_anyway() -> None:
-        end_descendants()
-        os._exit(128 + number)
-
-    deadline = threading.Timer(EXIT_DEADLINE_SECONDS, end_anyway)
-    deadline.daemon = True
-    deadline.start()
+    end_anyway_after(128 + number)
     raise SystemExit(128 + number)
 
 

@@ -1,5 +1,5 @@
-"""The one way to start, stream, end and reap a process group: the shell, discovery and search all run
-their programs through ``run_group``.
+"""The one way to start, stream, end and reap a process group: the shell, discovery, search and git all run
+their programs through ``run_group`` (or ``run_blocking``, its short twin for callers with no event loop).
 
 A program leads a new session, so it and everything it starts share one process group that can be ended as
 a whole. We wait for the *leader* to exit, not for its pipes to close: ``sleep 100 &`` keeps a pipe open,
@@ -388,6 +388,53 @@ async def run_group(
     if broken.done():
         broken.result()  # a consumer's error
     return Ended(proc.returncode, proc.pid, timed_out, cancelled, stopped, leftovers)
+
+
+@dataclass(frozen=True)
+class Completed:
+    """What ``run_blocking`` collected."""
+
+    returncode: int | None
+    """None when the time limit ended the program."""
+    stdout: bytes
+    stderr: bytes
+
+
+def run_blocking(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    time_limit: float,
+) -> Completed:
+    """Run a short program where there is no event loop to wait on (a worker thread, a prompt built
+    synchronously) and collect its output. It leads its own group, as ``run_group``'s programs do, and
+    the group and its descendants are killed when ``time_limit`` passes or this thread is interrupted (a
+    SIGTERM's ``SystemExit``), so a program that waits forever (git opening a FIFO) neither outlives the
+    limit nor keeps its caller."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=time_limit)
+    except subprocess.TimeoutExpired:
+        _signal_all(proc.pid, _group_and_descendants(proc.pid), SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=1.0)
+        _signal_all(proc.pid, (), SIGKILL)
+        proc.wait()
+        return Completed(None, b"", b"")
+    except BaseException:
+        _signal_all(proc.pid, _group_and_descendants(proc.pid), SIGKILL)
+        proc.wait()
+        raise
+    return Completed(proc.returncode, out, err)
 
 
 async def _drain(

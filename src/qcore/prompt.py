@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import platform
-import subprocess
 from pathlib import Path
 
 from qcore.permissions.modes import ApprovalMode
@@ -34,21 +33,28 @@ MODE_RULES = {
 }
 
 
+GIT_STATE_SECONDS = 2.0
+"""For the prompt's ``git status``: start-up waits for it."""
+
+
 def git_state(root: Path) -> str:
-    """``branch main, uncommitted changes`` (or ``not a git repository``), read in one quick call."""
+    """``branch main, uncommitted changes`` (or ``not a git repository``), read in one quick call that runs
+    nothing the repository configures (``qcore.safe_git``)."""
+    from qcore.safe_git import GitUnavailable, run_own_git_blocking
+
     try:
-        result = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain=v1", "--branch", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=2,
-            check=False,
+        result = run_own_git_blocking(
+            ["status", "--porcelain=v1", "--branch", "--untracked-files=no", "--ignore-submodules=all"],
+            root,
+            GIT_STATE_SECONDS,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return "git unavailable"
+    except (OSError, GitUnavailable) as error:
+        return f"git state unknown: {error}"
+    if result.returncode is None:
+        return f"git state unknown: git status did not finish within {GIT_STATE_SECONDS:g} s"
     if result.returncode != 0:
         return "not a git repository"
-    lines = result.stdout.splitlines()
+    lines = result.stdout.decode(errors="replace").splitlines()
     head = lines[0][3:] if lines and lines[0].startswith("## ") else "unknown"
     branch = head.split("...", 1)[0].removeprefix("No commits yet on ")
     dirty = "uncommitted changes" if len(lines) > 1 else "clean"

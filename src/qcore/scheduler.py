@@ -383,7 +383,7 @@ class ToolScheduler:
         if self.before_changes is not None and any(
             call.state is ToolCallState.SCHEDULED and call.kind in CHANGING_KINDS for call in calls
         ):
-            await self.before_changes()
+            await signal.race(self.before_changes())  # a cancel does not wait for the snapshot (git may hang)
 
         index = 0
         while index < len(calls):

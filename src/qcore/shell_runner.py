@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from qcore.abort import AbortSignal
+from qcore.credentials import tool_environment
 from qcore.process_tracker import ProcessTracker
 from qcore.processes import KILL_GRACE_SECONDS, MERGE, run_group
 
 if TYPE_CHECKING:
     from qcore.permissions.sandbox import Confined, Sandbox, SandboxProfile
+    from qcore.settings import Settings
 
 DEFAULT_ENV: Mapping[str, str] = {
     "PAGER": "cat",
@@ -38,7 +40,7 @@ DEFAULT_ENV: Mapping[str, str] = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_EDITOR": "true",
 }
-"""Added to ``os.environ`` for every command: no pager, no prompt and no editor may wait on a terminal
+"""Added to the environment of every command: no pager, no prompt and no editor may wait on a terminal
 that is not there (stdin is /dev/null). ``TERM=dumb`` because output goes to a pipe, not a screen."""
 
 SNIFF_BYTES = 4096
@@ -223,7 +225,10 @@ class SubprocessShellRunner:
         kill_grace: float = KILL_GRACE_SECONDS,
         sandbox: Sandbox | None = None,
         processes: ProcessTracker | None = None,
+        settings: Settings | None = None,
     ) -> None:
+        """``settings``: whose ``tools.envPassthrough`` and keys decide which credentials commands get."""
+        self._settings = settings
         self._extra_env = {**DEFAULT_ENV, **(env or {})}
         self._shell = shell
         self._keep = (keep_head, keep_tail)
@@ -241,11 +246,19 @@ class SubprocessShellRunner:
             self._sandbox = detect_sandbox()
         return self._sandbox
 
-    def environment(self, profile: SandboxProfile | None = None) -> dict[str, str]:
-        env = {**os.environ, **self._extra_env, **self.processes.environment()}
-        if profile is not None and profile.value == "read-only":  # SandboxProfile.READ_ONLY, imported lazily
-            _refuse_foreign_bare_repositories(env)
-        return env
+    async def environment(
+        self, command: str, cwd: Path, profile: SandboxProfile | None = None
+    ) -> dict[str, str]:
+        """What ``command`` runs with: this process's environment less the credentials qcli signs in with
+        (``qcore.credentials``), and for a command that runs unasked (``READ_ONLY``), git settings that
+        run nothing the repository in ``cwd`` configures (``qcore.safe_git``; the repository is read only
+        when the command mentions git)."""
+        env = {**tool_environment(self._settings), **self._extra_env, **self.processes.environment()}
+        if profile is None or profile.value != "read-only":  # SandboxProfile.READ_ONLY, imported lazily
+            return env
+        from qcore.safe_git import unasked_environment
+
+        return await unasked_environment(as_analysed(env), cwd, repository="git" in command)
 
     def _confine(
         self,
@@ -283,7 +296,7 @@ class SubprocessShellRunner:
             ended = await run_group(
                 confined.argv,
                 cwd=cwd,
-                env=self.environment(sandbox_profile),
+                env=await self.environment(command, cwd, sandbox_profile),
                 stdout=collector.feed,
                 stderr=MERGE,
                 time_limit=time_limit,
@@ -326,7 +339,7 @@ class SubprocessShellRunner:
             ended = await run_group(
                 [self._shell, "-c", launcher, "launcher", str(log_path), *confined.argv],
                 cwd=cwd,
-                env=self.environment(sandbox_profile),
+                env=await self.environment(command, cwd, sandbox_profile),
                 stdout=out.extend,
                 stderr=MERGE,
                 tracker=self.processes,
@@ -342,14 +355,16 @@ class SubprocessShellRunner:
         return BackgroundProcess(pid=pid, pgid=ended.pid, log_path=log_path)
 
 
-def _refuse_foreign_bare_repositories(env: dict[str, str]) -> None:
-    """For commands that run unasked: git ignores a bare repository found by walking up from the working
-    folder (``safe.bareRepository=explicit``). A repository may carry one as plain files, and its config
-    names commands (``core.fsmonitor``, ``diff.external``) that ``git status`` or ``git diff`` would run."""
-    try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
-    except ValueError:
-        count = 0
-    env[f"GIT_CONFIG_KEY_{count}"] = "safe.bareRepository"
-    env[f"GIT_CONFIG_VALUE_{count}"] = "explicit"
-    env["GIT_CONFIG_COUNT"] = str(count + 1)
+def as_analysed(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment in which a command's words mean what the analysis read, for commands that run
+    unasked: no relative ``PATH`` entry (``.`` or ``node_modules/.bin`` would let the repository's own
+    files run as ``ls``), no start-up file bash reads for a non-interactive shell (``BASH_ENV``, ``ENV``)
+    and no exported shell function (``BASH_FUNC_ls%%`` would make ``ls`` a function)."""
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry.startswith("/")]
+    kept = {
+        name: value
+        for name, value in env.items()
+        if name not in ("BASH_ENV", "ENV") and not name.startswith("BASH_FUNC_")
+    }
+    kept["PATH"] = os.pathsep.join(path) or "/usr/bin:/bin"
+    return kept

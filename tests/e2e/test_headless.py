@@ -169,6 +169,29 @@ def test_stream_json_prints_one_object_per_line(workdir: Workdir, qcli: Runner) 
     assert len(lines) == 7
 
 
+ESCAPES = "title\x1b]0;evil\x07 clear\x1b[2J hide\x1b[8msecret\x1b[0m safe\rEVIL \u202eexe.txt \x9b31m"
+RAW_CONTROLS = frozenset("\x1b\x07\r\u202e\x9b")
+
+
+def test_text_output_shows_escape_sequences_without_sending_them(workdir: Workdir, qcli: Runner) -> None:
+    workdir.server.script.append(Reply(text=ESCAPES))
+    result = qcli("-p", "hi", "-o", "text")
+    assert result.returncode == 0, result.stderr
+    assert not RAW_CONTROLS & set(result.stdout + result.stderr)
+    assert result.stdout == "title␛]0;evil␇ clear␛[2J hide␛[8msecret␛[0m safe␍EVIL \ufffdexe.txt \ufffd31m\n"
+
+
+def test_json_output_keeps_the_text_exactly_and_escapes_every_control(workdir: Workdir, qcli: Runner) -> None:
+    workdir.server.script.extend([Reply(text=ESCAPES), Reply(text=ESCAPES)])
+    for output in ("json", "stream-json"):
+        result = qcli("-p", "hi", "-o", output)
+        assert result.returncode == 0, result.stderr
+        assert not RAW_CONTROLS & set(result.stdout)
+        lines = result.stdout.splitlines()
+        final = json.loads(lines[-1])[-1] if output == "json" else json.loads(lines[-1])
+        assert final["result"] == ESCAPES
+
+
 def test_piped_stdin_is_appended_to_the_prompt(workdir: Workdir, qcli: Runner) -> None:
     workdir.server.script.append(Reply(text="seen"))
     result = qcli("-p", "Summarise this log:", stdin="line one\nline two\n")

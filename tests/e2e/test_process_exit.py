@@ -6,11 +6,17 @@ checks the code beside it whatever the installed entry point points at.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import psutil
 
 from tests.e2e.conftest import Workdir
 from tests.support.openai_server import Reply
@@ -108,3 +114,84 @@ def test_a_swallowed_exit_still_ends_the_process_and_its_children(tmp_path: Path
             process.kill()
     assert code == 128 + signal.SIGTERM
     assert all_gone([child])
+
+
+# -- git waiting on a FIFO ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def fifos(*paths: Path, rescue_after: float = 60.0) -> Iterator[None]:
+    """FIFOs at ``paths``; each gets a writer after ``rescue_after`` seconds, so a regression fails the
+    test instead of leaving git waiting forever."""
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    done = threading.Event()
+
+    def rescue() -> None:
+        while not done.wait(rescue_after):
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=rescue, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def gits_in(root: Path) -> list[psutil.Process]:
+    """Every git process working in ``root``, whoever its parent is now."""
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "git" and any(str(root) in part for part in process.info["cmdline"] or ()):
+            found.append(process)
+    return [process for process in found if alive(process.pid)]
+
+
+def test_fifos_where_git_reads_first_do_not_stop_a_run(workdir: Workdir) -> None:
+    root = workdir.root
+    workdir.server.script.extend(
+        [Reply.call("write_file", file_path=str(root / "new.txt"), content="x\n"), Reply(text="written")]
+    )
+    with fifos(root / ".gitignore", root / ".gitattributes", root / ".git" / "info" / "exclude"):
+        qcli = start_qcli(workdir, "-p", "write a file", "--yolo")
+        try:
+            out, err = qcli.communicate(timeout=60)
+        finally:
+            if qcli.poll() is None:
+                qcli.kill()
+                qcli.communicate()
+    assert qcli.returncode == 0 and out.strip() == "written", err
+    assert (root / "new.txt").read_text() == "x\n"
+    assert f"Checkpoints are off for the rest of this session: {root / '.gitignore'} is a FIFO" in err
+    system = workdir.server.chat_requests[0].body["messages"][0]["content"]
+    assert f"git state unknown: {root / '.gitignore'} is a FIFO" in system
+    assert gits_in(root) == []
+
+
+def test_sigterm_while_git_waits_on_a_fifo_leaves_no_git_behind(workdir: Workdir) -> None:
+    root = workdir.root
+    workdir.server.script.extend(
+        [Reply.call("write_file", file_path=str(root / "new.txt"), content="x\n"), Reply(text="written")]
+    )
+    with fifos(root / "vendor" / "deep" / ".gitignore"):  # no check looks this far: git starts and waits
+        qcli = start_qcli(workdir, "-p", "write a file", "--yolo")
+
+        def waiting() -> list[int]:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if found := gits_in(root):
+                    time.sleep(0.3)
+                    return [process.pid for process in found if alive(process.pid)]
+                time.sleep(0.05)
+            raise AssertionError("git never started on the project")
+
+        started = time.monotonic()
+        pids = sigterm_ends_all(qcli, waiting)
+        assert time.monotonic() - started < 30
+        assert all_gone(list(pids))
+        assert gits_in(root) == []
+    assert not (root / "new.txt").exists()

@@ -1,11 +1,13 @@
 """The real ``qcli`` in a real terminal (tmux), talking HTTP to the scripted server.
 
 Keys go in as a person types them: the text, a short pause, then Enter (Textual reorders keys sent in one
-burst). The screen is read with ``capture-pane``.
+burst). The screen is read with ``capture-pane``. A question takes keys a moment after it is drawn, when
+its key hints turn from dim to reversed; ``answerable`` waits for that, read with its attributes (``-e``).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -20,6 +22,8 @@ from tests.support.openai_server import Reply
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 WIDTH, HEIGHT = 110, 32
+LIVE_YES = re.compile(r"\x1b\[(?:\d+;)*7(?:;\d+)*m(?:\x1b\[[\d;]*m)*\[y\]")
+"""The ``[y]`` hint in reverse video: the question takes keys."""
 
 
 class Terminal:
@@ -45,6 +49,13 @@ class Terminal:
 
     def see(self, text: str, seconds: float = 20.0) -> str:
         return self.wait_for(lambda shown: text in shown, repr(text), seconds)
+
+    def answerable(self, seconds: float = 20.0) -> None:
+        deadline = time.monotonic() + seconds
+        while not LIVE_YES.search(self.tmux("capture-pane", "-p", "-e", "-t", self.name)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {seconds}s for the question to take keys:\n{self.screen()}")
+            time.sleep(0.1)
 
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", self.name, "-l", text)
@@ -102,6 +113,7 @@ def test_a_session_in_a_real_terminal(workdir: Workdir, terminal: Terminal) -> N
     terminal.key("Enter")
     shown = terminal.see("Apply this edit to app.py?")
     assert 'f"Hello, {name}"' in shown and "[y]" in shown
+    terminal.answerable()
     terminal.key("y")
     terminal.see("The greeting now uses an f-string.")
     assert 'return f"Hello, {name}"' in (workdir.root / "app.py").read_text()
@@ -110,6 +122,7 @@ def test_a_session_in_a_real_terminal(workdir: Workdir, terminal: Terminal) -> N
     terminal.type("make a marker file")
     terminal.key("Enter")
     terminal.see("Run this command?")
+    terminal.answerable()
     terminal.key("n")
     terminal.see("Tell the model why")
     terminal.type("not now")
@@ -122,6 +135,7 @@ def test_a_session_in_a_real_terminal(workdir: Workdir, terminal: Terminal) -> N
     terminal.type("count slowly")
     terminal.key("Enter")
     terminal.see("Run this command?")
+    terminal.answerable()
     terminal.key("y")
     terminal.see("counting")
     terminal.key("C-c")
@@ -136,3 +150,15 @@ def test_a_session_in_a_real_terminal(workdir: Workdir, terminal: Terminal) -> N
     assert "> use an f-string in greet" in scrollback
     assert "The long command was stopped; going on." in scrollback
     assert "1 file changed" in scrollback
+
+
+def test_escape_sequences_in_an_answer_never_reach_the_terminal(workdir: Workdir, terminal: Terminal) -> None:
+    workdir.server.script.append(Reply(text="before \x1b]2;evil\x07\x1b[2J\x1b[8mhidden\x1b[0m after"))
+    terminal.see("Ask anything")
+    terminal.type("say it")
+    terminal.key("Enter")
+    shown = terminal.see("after")
+    assert "before ␛]2;evil␇␛[2J␛[8mhidden␛[0m after" in shown
+    assert "say it" in shown  # the screen was not cleared
+    title = terminal.tmux("display-message", "-p", "-t", terminal.name, "#{pane_title}").strip()
+    assert title != "evil"

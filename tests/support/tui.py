@@ -8,11 +8,13 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
 from qcli.app import QcliApp
 from qcli.main import build_parser
+from qcli.widgets.screens import GuardedQuestion
 from qcore.llm.scripted import ScriptedLLM, Step
 from qcore.llm.types import LLMClient
 from tests.support.trust import trust_folder
@@ -85,7 +87,7 @@ async def ready(pilot: Pilot[int]) -> QcliApp:
 
 
 async def question(pilot: Pilot[int], kind: str | None = None) -> QcliApp:
-    """Wait until a question (of ``kind``: edit, exec, mcp, info) is on screen."""
+    """Wait until a question (of ``kind``: edit, exec, mcp, info) is on screen and takes keys."""
     app = pilot.app
     assert isinstance(app, QcliApp)
 
@@ -98,8 +100,21 @@ async def question(pilot: Pilot[int], kind: str | None = None) -> QcliApp:
         )
 
     await until(pilot, shown)
+    await until(pilot, lambda: app.approval.guard.is_open)
     await pilot.pause()
     return app
+
+
+async def step(pilot: Pilot[int], name: str) -> None:
+    """Wait until the question is at step ``name`` (choose, scope, rule, feedback) and takes keys."""
+    app = pilot.app
+    assert isinstance(app, QcliApp)
+    await until(pilot, lambda: app.approval.step == name and app.approval.guard.is_open)
+
+
+async def modal(pilot: Pilot[int], screen: type[GuardedQuestion[Any]]) -> None:
+    """Wait until a modal question of type ``screen`` (confirm, trust) is on screen and takes keys."""
+    await until(pilot, lambda: isinstance(pilot.app.screen, screen) and pilot.app.screen.guard.is_open)
 
 
 async def idle(pilot: Pilot[int]) -> QcliApp:

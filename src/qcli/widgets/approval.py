@@ -2,9 +2,16 @@
 
 It never hides what will run: an edit shows its diff, a command is shown whole (wrapped, never cut) with
 what the policy thinks of each part and the folder it runs in, an MCP or project tool shows its server
-and arguments, a fetch its URLs. Keys: ``y`` once; ``a`` always (then the scope, with the exact rule
-shown and editable first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
-``$EDITOR``; ``n`` or Esc reject, then an optional word for the model.
+and arguments, a fetch its URLs. What will run (a command, code, arguments, a URL, a rule) is shown with
+every invisible or control character named (``terminal_text.reveal``); everything else from the tool is
+made ``visible``.
+
+Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and, for each scope, where
+it is saved, and takes its key (``s`` this session, ``p`` the project's settings file, ``u`` the user's;
+``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
+again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
+prompt never answers them.
 """
 
 from __future__ import annotations
@@ -13,7 +20,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -22,7 +28,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from qcli.terminal_text import marked, marked_code, visible
 from qcli.tui_approver import Question
+from qcli.widgets.key_guard import KeyGuard, add_key
 
 if TYPE_CHECKING:  # the engine's modules load with the first question, not with the first frame
     from qcore.permissions import ApprovalRequest, Decision
@@ -31,10 +39,12 @@ if TYPE_CHECKING:  # the engine's modules load with the first question, not with
 SCOPES = {"s": "session", "p": "project", "u": "user"}
 """Keys to rule scopes (``RuleSource`` values)."""
 SCOPE_WORDS = {
-    "session": "this session",
-    "project": "this project (.qwen/settings.json)",
-    "user": "you, in every project (~/.qwen/settings.json)",
+    "session": "this session only, not saved",
+    "project": "this project",
+    "user": "you, in every project",
 }
+SCOPE_FILES = {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}
+"""Where each scope's rules are saved, until the app gives the full paths of this session's files."""
 VERDICT_STYLES = {
     "read-only": ("✓", "green", "read-only"),
     "allowed": ("✓", "green", "allowed by"),
@@ -44,26 +54,26 @@ VERDICT_STYLES = {
 
 
 def shell_body(command: str, directory: str, explanation: ShellExplanation | None) -> RenderableType:
-    parts: list[RenderableType] = [Syntax(command, "bash", word_wrap=True, theme="ansi_dark")]
+    parts: list[RenderableType] = [marked_code(command, "bash")]
     notes = Text()
     if directory:
         notes.append("in ", "dim")
-        notes.append(directory + "\n")
+        notes.append(marked(directory) + "\n")
     if explanation is not None:
         for verdict in explanation.commands:
             mark, style, words = VERDICT_STYLES.get(verdict.verdict, ("?", "yellow", verdict.verdict))
             notes.append(f" {mark} ", style)
-            notes.append(verdict.text)
+            notes.append(marked(verdict.text))
             notes.append(f"  {words}", style)
             if verdict.detail:
-                notes.append(f" {verdict.detail}", "dim")
+                notes.append(f" {visible(verdict.detail)}", "dim")
             notes.append("\n")
         for written in explanation.writes:
             notes.append(" ✎ ", "yellow")
-            notes.append(f"writes {written}\n")
+            notes.append(Text("writes ") + marked(written) + "\n")
         for problem in explanation.problems:
             notes.append(" ? ", "yellow")
-            notes.append(f"{problem}\n", "dim")
+            notes.append(f"{visible(problem)}\n", "dim")
     notes.rstrip()
     parts.append(notes)
     return Group(*parts)
@@ -74,20 +84,21 @@ def arguments_body(request: ApprovalRequest) -> RenderableType:
     head = Text()
     if details.type == "mcp":
         head.append("MCP server ", "dim")
-        head.append(details.server_name, "bold")
+        head.append(visible(details.server_name), "bold")
         head.append("  tool ", "dim")
-        head.append(details.tool_name, "bold")
+        head.append(visible(details.tool_name), "bold")
     elif details.type == "info":
-        head.append(details.prompt)
+        head.append(visible(details.prompt))
         for url in details.urls:
-            head.append("\n  " + url, "underline")
+            head.append("\n  ")
+            head.append(marked(url, "underline"))
     elif details.type == "plan":
-        head.append(details.plan)
+        head.append(visible(details.plan))
     arguments: dict[str, Any] = dict(request.arguments)
     if not arguments:
         return head
     shown = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
-    return Group(head, Syntax(shown, "json", word_wrap=True, theme="ansi_dark"))
+    return Group(head, marked_code(shown, "json"))
 
 
 def _shown_path(title: str, path: str) -> str:
@@ -137,6 +148,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.scopes: dict[str, str] = dict(SCOPES)
         """The scopes offered; without "project" when the folder is not trusted (its rules would be held
         back at the next start)."""
+        self.scope_files: dict[str, str] = dict(SCOPE_FILES)
+        """The settings file each saved scope writes to (the app gives this session's full paths)."""
+        self.guard = KeyGuard(self, lambda _is_open: self._show_keys())
         self._title = Static(id="approval-title")
         self._keys = Static(id="approval-keys")
         self._body: Widget = Static()
@@ -148,6 +162,7 @@ class ApprovalPanel(Vertical, can_focus=True):
     # --- showing a question -------------------------------------------------------------------------
 
     async def ask(self, question: Question, waiting: int, explanation: ShellExplanation | None) -> None:
+        self.guard.stop()  # closed from the moment the question changes, until it has been seen
         self.question = question
         self.waiting = waiting
         self.step = "choose"
@@ -158,8 +173,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         self._title.update(self._title_text(request))
         self._body = self._make_body(request, explanation)
         await self.mount(self._body, after=self._title)
-        self._show_keys()
         self.display = True
+        self.guard.arm()
         if hasattr(self._body, "can_focus") and self._body.can_focus:
             self._body.focus()
         else:
@@ -168,6 +183,7 @@ class ApprovalPanel(Vertical, can_focus=True):
     async def hide(self) -> None:
         self.question = None
         self.display = False
+        self.guard.stop()
         await self._remove_extras()
 
     async def _remove_extras(self) -> None:
@@ -180,19 +196,21 @@ class ApprovalPanel(Vertical, can_focus=True):
         text = Text()
         if details.type == "edit":
             text.append("Apply this edit to ", "bold")
-            text.append(_shown_path(details.title, details.file_path), "bold underline")
+            text.append(visible(_shown_path(details.title, details.file_path)), "bold underline")
             text.append("?", "bold")
         elif details.type == "exec":
             text.append("Run this command?", "bold")
         elif details.type == "code":
             text.append(f"Run this {details.language.capitalize()} code?", "bold")
         elif details.type == "mcp":
-            text.append(f"Call {details.tool_display_name}?", "bold")
+            text.append(f"Call {visible(details.tool_display_name)}?", "bold")
         else:
-            text.append(details.title, "bold")
-        text.append(f"   {request.display_name} · mode {request.mode.value}", "dim")
+            text.append(visible(details.title), "bold")
+        text.append(f"   {visible(request.display_name)} · mode {request.mode.value}", "dim")
         if details.type == "edit" and details.protection:
-            text.append(f"\n⚠ {details.protection}: asked about in every mode but yolo", "bold yellow")
+            text.append(
+                f"\n⚠ {visible(details.protection)}: asked about in every mode but yolo", "bold yellow"
+            )
         if self.waiting:
             text.append(f" · {self.waiting} more waiting", "yellow")
         return text
@@ -211,8 +229,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             body: RenderableType = shell_body(details.command, details.directory, explanation)
         elif details.type == "code":
             body = Group(
-                Text(f"in {details.directory}", "dim"),
-                Syntax(details.code, details.language, word_wrap=True, theme="ansi_dark"),
+                Text("in ", "dim") + marked(details.directory, "dim"),
+                marked_code(details.code, details.language),
             )
         else:
             body = arguments_body(request)
@@ -222,32 +240,34 @@ class ApprovalPanel(Vertical, can_focus=True):
     def _show_keys(self) -> None:
         request = self.question.request if self.question else None
         text = Text()
+        live = self.guard.is_open
 
         def key(name: str, words: str) -> None:
-            text.append(f"[{name}]", "bold reverse")
-            text.append(f" {words}   ")
+            add_key(text, name, words, live=live)
 
         if request is None:
             self._keys.update(text)
             return
         if self.step == "choose":
             if request.no_rule and not request.suggested_rules:
-                text.append(f"No “always” here: {request.no_rule}.\n", "dim")
+                text.append(f"No “always” here: {visible(request.no_rule)}.\n", "dim")
             key("y", "yes, once")
             if request.suggested_rules:
                 key("a", "always…")
             if request.server_rules:
-                key("v", f"always, all of {request.details.server_name}…")  # type: ignore[union-attr]
+                key("v", f"always, all of {visible(request.details.server_name)}…")  # type: ignore[union-attr]
             if request.details.type == "edit":
                 key("e", "edit it yourself")
                 key("s", "split/unified")
             key("n", "no (esc)")
         elif self.step == "scope":
             text.append("Allow from now on: ", "bold")
-            text.append(", ".join(self.rules) + "\n", "bold cyan")
-            for letter, scope in self.scopes.items():
-                key(letter, f"for {SCOPE_WORDS[scope]}")
+            text.append(marked(", ".join(self.rules), "bold cyan"))
             text.append("\n")
+            for letter, scope in self.scopes.items():
+                where = self.scope_files.get(scope)
+                key(letter, f"for {SCOPE_WORDS[scope]}" + (f", saved in {visible(where)}" if where else ""))
+                text.append("\n")
             key("r", "edit the rule")
             key("esc", "back")
         elif self.step == "rule":
@@ -281,9 +301,14 @@ class ApprovalPanel(Vertical, can_focus=True):
             field.focus()
         else:
             self.focus()
+            self.guard.arm()  # new choices: keys typed before they were seen do not pick one
         self._show_keys()
 
     async def on_key(self, event: events.Key) -> None:
+        if self.question is not None and self.step in ("choose", "scope") and not self.guard.admits(event):
+            event.stop()  # typed before the question (or this step of it) was seen: dropped
+            event.prevent_default()
+            return
         if self.question is None or isinstance(self.screen.focused, Input):
             if event.key == "escape" and self.step in ("rule", "feedback"):
                 event.stop()
@@ -347,7 +372,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         if not edited:
             problems.append("a rule cannot be empty")
         if problems:
-            self.notify("; ".join(problems), severity="error", title="Not a valid rule")
+            self.notify(
+                visible("; ".join(problems)), severity="error", title="Not a valid rule", markup=False
+            )
             return
         self.rules = edited
         await self._enter_step("scope")

@@ -1,13 +1,15 @@
 """One answer from the model: its reasoning, collapsed, then its text, streamed as Markdown.
 
 Both parts are created on their first fragment, so an answer with no reasoning has no empty block, and
-a reply that is only tool calls adds nothing to the conversation.
+a reply that is only tool calls adds nothing to the conversation. Fragments are made ``visible`` as they
+come in, so neither part (nor the transcript, which takes the text from here) holds a control sequence.
 """
 
 from __future__ import annotations
 
 from textual.containers import Vertical
 
+from qcli.terminal_text import visible
 from qcli.widgets.markdown_stream import StreamingMarkdown
 from qcli.widgets.reasoning_block import ReasoningBlock
 
@@ -37,13 +39,13 @@ class AssistantTurn(Vertical):
                 self._reasoning.finish()  # the answer began: the thinking is over
             self._markdown = StreamingMarkdown()
             self.mount(self._markdown)
-        self._markdown.write(fragment)
+        self._markdown.write(visible(fragment))
 
     def write_reasoning(self, fragment: str) -> None:
         if self._reasoning is None:
             self._reasoning = ReasoningBlock()
             self.mount(self._reasoning, before=0 if self.children else None)
-        self._reasoning.write(fragment)
+        self._reasoning.write(visible(fragment))
 
     def finish(self) -> None:
         if self._reasoning is not None:

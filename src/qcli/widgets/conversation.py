@@ -2,6 +2,9 @@
 
 A long session stays as quick as a short one: past ``max_blocks`` the oldest blocks are unmounted (they
 stay in the transcript, printed on exit and shown by Ctrl+O), and a line at the top says how many.
+
+A message or notice may quote anything (a resumed session's prompts, a server's error, a file name), so
+its text is made ``visible`` here, where it enters the conversation.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
+
+from qcli.terminal_text import visible
 
 MAX_BLOCKS = 150
 PRUNE_STEP = 25
@@ -35,6 +40,7 @@ class UserMessage(Static):
     """
 
     def __init__(self, text: str) -> None:
+        text = visible(text)
         lines = text.splitlines() or [""]
         shown = "\n".join(lines[:USER_MESSAGE_LINES])
         content = Text(shown)
@@ -54,6 +60,7 @@ class Notice(Static):
     """
 
     def __init__(self, text: str, kind: str = "info") -> None:
+        text = visible(text)
         mark, style = NOTICE_STYLES.get(kind, NOTICE_STYLES["info"])
         super().__init__(Text.assemble((f"{mark} ", style), (text, style)), classes=f"notice -{kind}")
         self.text = text

@@ -11,8 +11,8 @@ the theme; syntax highlighting is read from the view's cache of line spans, fill
 worker. A line wider than the view thought (tabs, wide characters) grows ``text_width`` and calls
 ``on_wider`` so the view can widen its virtual size.
 
-Markers keep the diff legible under ``NO_COLOR``. Tabs are expanded and control characters shown as ``�``
-(a terminal never sees an escape sequence from the diffed file). A CR before the newline is hidden on
+Markers keep the diff legible under ``NO_COLOR``. Tabs are expanded and control characters made
+``visible`` (``␛``; a terminal never sees an escape sequence from the diffed file). A CR before the newline is hidden on
 unchanged lines and shown as ``␍`` on changed ones, so a CRLF to LF edit is visible. Lines longer than
 ``MAX_LINE_CHARS`` are cut with a note.
 """

@@ -25,6 +25,7 @@ from enum import IntEnum
 from itertools import accumulate
 from typing import NamedTuple
 
+from qcli.terminal_text import visible
 from qcore.diffs import SpanKind, StructuredDiff
 
 __all__ = [
@@ -43,7 +44,6 @@ EMPHASIS_MAX_CHARS = 400
 """Intra-line emphasis only for pairs of lines this short."""
 
 # C0 controls and DEL shown as a replacement character (a tab is expanded before this applies).
-_CONTROL = {**{code: "\N{REPLACEMENT CHARACTER}" for code in range(32)}, 127: "\N{REPLACEMENT CHARACTER}"}
 
 NO_NEWLINE_NOTE = "  \\ no newline at end of file"
 OLD, NEW = 0, 1
@@ -217,15 +217,15 @@ class DiffRows:
 
 
 def display_text(line: str, tab_size: int) -> str:
-    """A line as shown: a CRLF ending dropped, tabs expanded, other control characters replaced by ``�``,
-    cut at ``MAX_LINE_CHARS``."""
+    """A line as shown: a CRLF ending dropped, tabs expanded, other control characters made ``visible``
+    (one character for one, so highlight and emphasis offsets still hold), cut at ``MAX_LINE_CHARS``."""
     if line.endswith("\r"):
         line = line[:-1]
     if len(line) > MAX_LINE_CHARS:
         line = line[:MAX_LINE_CHARS]
     if "\t" in line:
         line = line.expandtabs(tab_size)
-    return line.translate(_CONTROL)
+    return visible(line)
 
 
 def emphasis_ranges(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

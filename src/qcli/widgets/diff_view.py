@@ -45,6 +45,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, WorkerState
 
+from qcli.terminal_text import visible
 from qcli.widgets.diff_highlight import Highlighter, HighlightResult, LineSpans, plan_jobs, wanted_lines
 from qcli.widgets.diff_render import Pane, RowRenderer
 from qcli.widgets.diff_rows import DiffRows, RowKind
@@ -160,8 +161,8 @@ class DiffView(ScrollView, can_focus=True):
         """
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         pairs = list(files)
-        self.paths: list[str] = [path for path, _ in pairs]
-        """Display paths, in order."""
+        self.paths: list[str] = [visible(path) for path, _ in pairs]
+        """Display paths, in order (a file's name is anyone's string: shown ``visible``)."""
         self.diffs: list[StructuredDiff] = [diff for _, diff in pairs]
         self.highlight = highlight
         self.tab_size = tab_size

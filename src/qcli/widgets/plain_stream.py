@@ -6,13 +6,12 @@ last (open) line, and soft-wrapped rows of the closed lines are cached per width
 does not grow with the text. It shows the model's reasoning while it streams (``ReasoningBlock``), and,
 as ``OpenFence``, a fenced code block that is still open (``StreamingMarkdown``).
 
-Control characters are dropped and tabs expanded, so a terminal never sees an escape sequence from the
-stream. The text can be selected and copied.
+Control characters are made ``visible`` (a CRLF ending is dropped) and tabs expanded, so a terminal
+never sees an escape sequence from the stream. The text can be selected and copied.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
@@ -21,12 +20,12 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from qcli.terminal_text import visible
+
 if TYPE_CHECKING:
     from textual.selection import Selection
 
 __all__ = ["OpenFence", "PlainStream"]
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class PlainStream(Widget):
@@ -103,7 +102,7 @@ class PlainStream(Widget):
         self.refresh(layout=True)
 
     def _display(self, line: str) -> str:
-        return _CONTROL.sub("", line.replace("\r", "")).expandtabs(self.tab_size)
+        return visible(line.removesuffix("\r")).expandtabs(self.tab_size)
 
     def _rows_at(self, width: int) -> tuple[list[str], list[str]]:
         """Wrapped rows of the closed lines, and of the open last line, at this width."""

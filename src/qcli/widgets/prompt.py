@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from qcli.fuzzy import rank
 from qcli.history import HistoryCursor, PromptHistory
+from qcli.terminal_text import visible
 
 PASTE_CHIP_LINES = 8
 PASTE_CHIP_CHARS = 2000
@@ -61,8 +62,9 @@ class CompletionMenu(OptionList):
         if not self.choices:
             self.hide()
             return
-        self.set_options(
-            Option(Text.assemble(c.label, ("  " + c.detail, "dim") if c.detail else "")) for c in self.choices
+        self.set_options(  # file names and command descriptions are the project's: shown visible
+            Option(Text.assemble(visible(c.label), ("  " + visible(c.detail), "dim") if c.detail else ""))
+            for c in self.choices
         )
         self.highlighted = 0
         self.display = True

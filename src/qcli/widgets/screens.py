@@ -1,19 +1,56 @@
-"""Small screens: a yes/no confirmation, the folder-trust question and the whole transcript (Ctrl+O)."""
+"""Small screens: a yes/no confirmation, the folder-trust question and the whole transcript (Ctrl+O).
+
+The two questions, like the approval panel, take keys only after ``KEY_GUARD_SECONDS`` on screen: a
+letter typed before one appeared (``t``, ``y``) never answers it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
+from qcli.terminal_text import marked, visible
+from qcli.widgets.key_guard import KeyGuard, add_key
 
-class ConfirmScreen(ModalScreen[bool]):
+AnswerType = TypeVar("AnswerType")
+
+
+class GuardedQuestion(ModalScreen[AnswerType]):
+    """A modal question whose bindings fire only for keys typed after it had been on screen a moment.
+
+    ``KEYS`` are its hints, drawn dim until it takes keys."""
+
+    KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.guard = KeyGuard(self, self._guard_changed)
+        self._keys = Static(classes="keys")
+
+    def on_mount(self) -> None:
+        self.guard.arm()
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.guard.admits(event):
+            event.stop()  # before the bindings see it
+            event.prevent_default()
+
+    def _guard_changed(self, is_open: bool) -> None:
+        keys = Text()
+        for key, words in self.KEYS:
+            add_key(keys, key, words, live=is_open)
+        self._keys.update(keys)
+
+
+class ConfirmScreen(GuardedQuestion[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical {
@@ -24,6 +61,7 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "yes"),
         Binding("n,escape", "answer(False)", "no"),
     ]
+    KEYS = (("y", "yes"), ("n", "no"))
 
     def __init__(self, question: str) -> None:
         super().__init__()
@@ -31,14 +69,14 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.question, "bold"))
-            yield Static(Text.assemble(("[y]", "bold reverse"), " yes   ", ("[n]", "bold reverse"), " no"))
+            yield Static(Text(visible(self.question), "bold"))
+            yield self._keys
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
 
 
-class TrustScreen(ModalScreen[str]):
+class TrustScreen(GuardedQuestion[str]):
     """Asked once per folder, before its settings take effect: what they would start and allow, and
     whether to trust the folder (``folder``), its parent (``parent``), never (``never``) or not now (``""``)."""
 
@@ -54,6 +92,7 @@ class TrustScreen(ModalScreen[str]):
         Binding("d", "answer('never')", "do not trust"),
         Binding("n,escape", "answer('')", "not now"),
     ]
+    KEYS = (("t", "trust this folder"), ("p", "trust its parent"), ("d", "do not trust"), ("n", "not now"))
 
     def __init__(
         self, folder: str, starts: Sequence[str], allows: Sequence[str], other: Sequence[str]
@@ -63,7 +102,7 @@ class TrustScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         text = Text()
-        text.append(f"Do you trust the settings of {self.folder}?\n", "bold")
+        text.append(f"Do you trust the settings of {visible(self.folder)}?\n", "bold")
         text.append(
             "Its .qwen/settings.json asks for more than a new folder gets. Until you trust it, none of this "
         )
@@ -75,19 +114,13 @@ class TrustScreen(ModalScreen[str]):
         ):
             if items:
                 text.append(f"\n{title}:\n", "bold")
-                for item in items:
-                    text.append(f"  • {item}\n")
+                for item in items:  # what would run or be allowed: shown exactly
+                    text.append("  • ")
+                    text.append(marked(item))
+                    text.append("\n")
         with Vertical():
             yield Static(text)
-            keys = Text()
-            for key, label in (
-                ("t", "trust this folder"),
-                ("p", "trust its parent"),
-                ("d", "do not trust"),
-                ("n", "not now"),
-            ):
-                keys.append(f"[{key}]", "bold reverse").append(f" {label}   ")
-            yield Static(keys)
+            yield self._keys
 
     def action_answer(self, value: str) -> None:
         self.dismiss(value)

@@ -1,5 +1,6 @@
 """The line under the prompt: model, approval mode, context used (tokens of the latest request, of the
-model's window), MCP servers, folder and git branch."""
+model's window), MCP servers, folder and git branch (the model's name, the folder and the branch are
+someone else's strings, shown ``visible``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
+
+from qcli.terminal_text import visible
 
 MODE_STYLES = {
     "default": "bold",
@@ -45,7 +48,7 @@ def status_text(status: Status) -> Text:
     if status.busy:
         text.append(f"{status.busy} ", "bold magenta")
         text.append("│ ", "dim")
-    text.append(status.model, "bold")
+    text.append(visible(status.model), "bold")
     text.append(" │ ", "dim")
     text.append(status.mode, MODE_STYLES.get(status.mode, "bold"))
     text.append(" (shift+tab)", "dim")
@@ -65,9 +68,9 @@ def status_text(status: Status) -> Text:
             text.append(f" {status.mcp_failed} failed", "red")
     if status.folder:
         text.append(" │ ", "dim")
-        text.append(status.folder)
+        text.append(visible(status.folder))
         if status.branch:
-            text.append(f" ({status.branch})", "cyan")
+            text.append(f" ({visible(status.branch)})", "cyan")
     return text
 
 

@@ -2,7 +2,8 @@
 
 The state line reads queued, waiting for you, running (with the time so far), done, failed or cancelled.
 Output streams in while the call runs (shell output live); a click or Enter on the card expands it. A
-todo list shows as a checklist, an edit as its diff.
+todo list shows as a checklist, an edit as its diff. Everything on a card comes from the tool or the
+model, so each string is made ``visible`` as the card's text is built.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from qcli.terminal_text import visible
 from qcore.scheduling import ToolCall, ToolCallState
 from qcore.tools.results import FileDiff, ImageDisplay, TodoListDisplay, ToolResultDisplay
 
@@ -56,7 +58,7 @@ def diff_text(diff: FileDiff) -> Text:
             style = "red"
         else:
             style = ""
-        text.append(line + "\n", style)
+        text.append(visible(line) + "\n", style)
     text.rstrip()
     return text
 
@@ -66,7 +68,7 @@ def todo_text(todos: TodoListDisplay) -> Text:
     for item in todos.items:
         mark, style = TODO_MARKS.get(item.status, ("☐", ""))
         text.append(f"{mark} ", style)
-        text.append(item.content + "\n", "strike dim" if item.status == "completed" else style)
+        text.append(visible(item.content) + "\n", "strike dim" if item.status == "completed" else style)
     text.rstrip()
     return text
 
@@ -121,13 +123,13 @@ class ToolCard(Vertical, can_focus=True):
 
     @property
     def title(self) -> str:
-        return self.call.display_name or self.call.tool_name or self.call.request.name
+        return visible(self.call.display_name or self.call.tool_name or self.call.request.name)
 
     def head_text(self) -> Text:
         mark, label, style = STATES[self.call.state]
         text = Text.assemble((f"{mark} ", style), (self.title, "bold"), " ")
         description = self.call.description or self.call.request.arguments
-        text.append(description.splitlines()[0][:200] if description else "", "")
+        text.append(visible(description).split("\n")[0][:200] if description else "", "")
         if self._running_since is not None and self.call.state is ToolCallState.EXECUTING:
             label = f"running {elapsed_text(time.monotonic() - self._running_since)}"
         elif self.call.state.terminal and self.call.duration_ms >= 1000:
@@ -145,21 +147,25 @@ class ToolCard(Vertical, can_focus=True):
         display: ToolResultDisplay = self.output
         if result is not None:
             if result.error is not None and self.call.state is ToolCallState.ERROR:
-                return Text(result.error.message, "red")
+                return Text(visible(result.error.message), "red")
             display = result.return_display or display
         if isinstance(display, TodoListDisplay):
             return todo_text(display)
         if isinstance(display, FileDiff):
             return diff_text(display)
         if isinstance(display, ImageDisplay):
-            return Text(f"image ({display.mime_type}) saved at {display.path}")
+            return Text(visible(f"image ({display.mime_type}) saved at {display.path}"))
         if self.call.state is ToolCallState.CANCELLED and result is not None and result.error is not None:
-            shown = Text(str(display).rstrip("\n")) if display and display != result.error.message else Text()
+            shown = (
+                Text(visible(str(display).rstrip("\n")))
+                if display and display != result.error.message
+                else Text()
+            )
             if shown:
                 shown.append("\n")
-            shown.append(result.error.message, "yellow")
+            shown.append(visible(result.error.message), "yellow")
             return shown
-        return Text(str(display).rstrip("\n"))
+        return Text(visible(str(display).rstrip("\n")))
 
     def _refresh_body(self) -> None:
         body = self.body_text()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import Static
 
+from qcli.terminal_text import visible
 from qcore.abort import AbortSignal
 from qcore.shell_runner import ShellChunk, SubprocessShellRunner
 
@@ -31,14 +32,14 @@ class UserShellBlock(Static):
         self.footer = "running…"
 
     def render_text(self) -> Text:
-        text = Text.assemble(("$ ", "bold"), (self.command, "bold"), "\n")
-        lines = self.output.rstrip("\n").splitlines()
+        text = Text.assemble(("$ ", "bold"), (visible(self.command), "bold"), "\n")
+        lines = visible(self.output).rstrip("\n").splitlines()
         if len(lines) > SHOWN_LINES:
             text.append(f"… {len(lines) - SHOWN_LINES} lines\n", "dim")
             lines = lines[-SHOWN_LINES:]
         if lines:
             text.append("\n".join(lines) + "\n")
-        text.append(self.footer, "dim italic")
+        text.append(visible(self.footer), "dim italic")
         return text
 
     def refresh_text(self) -> None:

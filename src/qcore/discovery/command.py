@@ -2,7 +2,8 @@
 safe: reference §2.2-2.4 and §11 item 1).
 
 Both settings are split into words shell-style (``shlex``, no shell, so ``|`` or ``>`` are plain words)
-and run in the workspace root with the user's environment. Discovery prints a JSON array of function
+and run in the workspace root with the user's environment (less the credentials qcli signs in with:
+``qcore.credentials``). Discovery prints a JSON array of function
 declarations; every entry is checked on its own, so one bad entry costs only itself and a failing,
 hanging or babbling command costs only the discovered tools, never start-up: everything comes back as
 ``DiscoveryResult.problems`` for the user to read. A call runs ``<call command words> <declared name>``

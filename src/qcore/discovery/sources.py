@@ -92,6 +92,7 @@ class ToolSources:
             self.mcp.start()
 
     async def _discover(self, found: list[AnyTool]) -> None:
+        from qcore.credentials import tool_environment
         from qcore.discovery.command import discover_tools
 
         tools = self.settings.tools
@@ -100,6 +101,7 @@ class ToolSources:
             tools.discovery_command,
             tools.call_command,
             cwd=self.root,
+            env=tool_environment(self.settings),
             timeout=tools.discovery_timeout_ms / 1000,
             call_timeout=tools.call_timeout_ms / 1000,
             processes=self.processes,

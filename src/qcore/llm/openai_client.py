@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qcore.abort import AbortSignal
+from qcore.credentials import withhold
 from qcore.llm.openai_errors import Transient, protocol_error, translate_error, unfinished_stream
 from qcore.llm.openai_messages import WireMessages, dumps
 from qcore.llm.openai_stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS, StreamAssembly
@@ -68,6 +69,7 @@ class OpenAIClient:
         """``max_response_chars`` and ``max_tool_call_chars``: the caps on one reply and on one tool
         call's arguments (see ``openai_stream``); past either the reply is cut off with an error."""
         self.model = model
+        withhold(api_key)  # what tools start must not find the key in their environment
         self._api_key = api_key or PLACEHOLDER_API_KEY
         self._base_url = base_url
         self._max_retries = max(0, max_retries)

@@ -22,6 +22,8 @@ the parser understood all of it.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,9 +31,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.permissions.modes import ApprovalMode
-from qcore.permissions.readonly import is_read_only, is_read_only_command
-from qcore.permissions.rules import Rule, RuleKind, RuleSource, command_matches, split_rule, tool_matches
-from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, analyse
+from qcore.permissions.readonly import is_read_only_command
+from qcore.permissions.rules import (
+    Rule,
+    RuleKind,
+    RuleSource,
+    command_matches,
+    shell_words,
+    split_rule,
+    tool_matches,
+)
+from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, WordKind, analyse
+from qcore.permissions.wrapper_table import RUNS_NOTHING_ELSE
 from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
@@ -79,6 +90,8 @@ PLAN_MODE_REFUSAL = (
     "Do not try to make changes; finish exploring and present your plan to the user."
 )
 
+UNCONFINED_NOTE = "there is no sandbox here, so only one plain command or pipeline runs without a question"
+
 Persist = Callable[[RuleSource, RuleKind, str], Path]
 """Saves a rule to the settings file of a scope and returns the file's path."""
 
@@ -94,6 +107,47 @@ def protected(details: ConfirmationDetails | None) -> str | None:
     """Why this change is asked about wherever edits would run unasked (a file that decides what runs,
     a read-only file); no rule or mode short of yolo covers it, so no "always" is offered."""
     return details.protection if details is not None and details.type == "edit" else None
+
+
+def _may_run_denied(analysis: ShellAnalysis, deny_rules: list[Rule]) -> PolicyDecision | None:
+    """Fail closed under deny rules: a command not known to run nothing else (a wrapper the table
+    misses, an interpreter, a shell under another name, a builtin that evaluates text) is refused when
+    one of its words names a denied program, and asked about (never allowed by a rule or a mode) when one
+    is only known when it runs."""
+    denied = {
+        os.path.basename(words[0])
+        for rule in deny_rules
+        if rule.specifier and (words := shell_words(rule.specifier)[0])
+    }
+    if not denied:
+        return None
+    suspects = [
+        command
+        for command in analysis.commands
+        if command.name not in RUNS_NOTHING_ELSE and not is_read_only_command(command)
+    ]
+    for command in suspects:
+        for word in command.argv[1:]:
+            named = denied & set(_TOKEN.findall(word))
+            if named:
+                return PolicyDecision(
+                    Verdict.DENY,
+                    f"deny rules exist for {sorted(named)[0]!r} and {command.name!r} may run it: its words "
+                    f"name it ({word[:40]!r}).",
+                )
+    for command in suspects:
+        for word, kind in zip(command.argv[1:], command.kinds[1:], strict=True):
+            if kind in (WordKind.DYNAMIC, WordKind.PATTERN):
+                return PolicyDecision(
+                    Verdict.ASK,
+                    f"deny rules exist and {command.name!r} may run another program, with a word only known "
+                    f"when it runs ({word[:40]!r}), so no rule can be checked against what it runs.",
+                )
+    return None
+
+
+_TOKEN = re.compile(r"[^\s/'\"`;|&()<>=,:{}\[\]$!*?]+")
+"""The pieces of a word that could be a program's name (``/usr/bin/rm``, ``'rm -rf x'``, ``os.system('rm``)."""
 
 
 def _names(tool: AnyTool) -> frozenset[str]:
@@ -180,11 +234,11 @@ class PermissionPolicy:
                 Verdict.DENY, f"{tool.name} is refused by the rule {denied.describe()}.", denied
             )
         if analysis is not None:
-            refused = self._shell_refusal(analysis, bool(deny_rules))
+            refused = self._shell_refusal(analysis, deny_rules)
             if refused is not None:
                 return refused
 
-        read_only_shell = analysis is not None and is_read_only(analysis)
+        read_only_shell = subject is not None and subject.reads_only()
         changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
             return PolicyDecision(Verdict.DENY, PLAN_MODE_REFUSAL.format(tool=tool.name))
@@ -210,9 +264,9 @@ class PermissionPolicy:
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
 
-    def _shell_refusal(self, analysis: ShellAnalysis, deny_rules: bool) -> PolicyDecision | None:
-        """What deny rules (``deny_rules``: some apply to the shell) and ``coreTools`` make of a line they
-        cannot see all of."""
+    def _shell_refusal(self, analysis: ShellAnalysis, deny_rules: list[Rule]) -> PolicyDecision | None:
+        """What deny rules (``deny_rules``: those that apply to the shell) and ``coreTools`` make of a
+        line they cannot see all of."""
         outside = self._outside_core(analysis)
         if outside is not None:
             return PolicyDecision(
@@ -233,10 +287,11 @@ class PermissionPolicy:
                 Verdict.ASK,
                 "deny rules exist and this command cannot be fully read: " + "; ".join(analysis.problems),
             )
-        return None
+        return _may_run_denied(analysis, deny_rules)
 
-    def explain_shell(self, tool: AnyTool, command: str) -> ShellExplanation:
-        """Each simple command of ``command`` with its verdict, as a question shows them."""
+    def explain_shell(self, tool: AnyTool, command: str, *, confined: bool = True) -> ShellExplanation:
+        """Each simple command of ``command`` with its verdict, as a question shows them; ``confined``:
+        a sandbox confines what runs unasked (without one, only plain lines do)."""
         analysis = analyse(command)
         verdicts: list[CommandVerdict] = []
         for simple in analysis.commands:
@@ -255,7 +310,10 @@ class PermissionPolicy:
                 verdicts.append(CommandVerdict(text, "allowed", allowed.describe()))
             else:
                 verdicts.append(CommandVerdict(text, "asks"))
-        return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(analysis.problems))
+        problems = list(analysis.problems)
+        if not confined and not analysis.plain and not problems:
+            problems.append(UNCONFINED_NOTE)
+        return ShellExplanation(tuple(verdicts), tuple(analysis.writes), tuple(problems))
 
     # --- "always" -----------------------------------------------------------------------------------
 

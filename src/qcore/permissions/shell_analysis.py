@@ -33,6 +33,7 @@ from dataclasses import replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
+from qcore.permissions import shell_grammar
 from qcore.permissions.shell_report import Hazard, ShellAnalysis, SimpleCommand
 from qcore.permissions.shell_walker import Walker
 from qcore.permissions.shell_words import WordKind
@@ -62,9 +63,13 @@ def analyse(command: str, *, _depth: int = 0) -> ShellAnalysis:
     if not command.strip():
         result.problems.append("the command is empty")
         return result
-    tree = _parser().parse(command.encode("utf-8"))
+    source = command.encode("utf-8")
+    tree = _parser().parse(source)
     if tree.root_node.has_error:
         result.problems.append("the shell parser could not read the whole command")
+    verdict = shell_grammar.check(source, tree.root_node)
+    result.problems.extend(verdict.problems)
+    result.plain = verdict.plain
     Walker(result, _depth).visit(tree.root_node)
     if result.evaluations and result.risky_text:
         result.problems.append(

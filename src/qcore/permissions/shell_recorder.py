@@ -94,7 +94,9 @@ class Recorder:
                     via=command.name,
                     position=command.position + 0.001,
                     open_ended=inner.open_ended,
-                    hazards=command.hazards | ({Hazard.DIRECTORY} if inner.changes_directory else set()),
+                    hazards=command.hazards
+                    | ({Hazard.DIRECTORY} if inner.changes_directory else set())
+                    | ({Hazard.ENVIRONMENT} if inner.changes_environment else set()),
                 )
             )
         for script in found.scripts:
@@ -131,6 +133,7 @@ class Recorder:
         self.result.hazards |= nested.hazards
         self.result.evaluations.extend(nested.evaluations)
         self.result.risky_text = self.result.risky_text or nested.risky_text
+        self.result.plain = self.result.plain and nested.plain
 
 
 def _view(command: SimpleCommand) -> SimpleCommand:

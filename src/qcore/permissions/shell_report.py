@@ -97,6 +97,10 @@ class ShellAnalysis:
     """Hazards of the line that belong to no one command (``(( ... ))``, ``for ((...))``)."""
     evaluations: list[str] = field(default_factory=list)
     """Where bash evaluates text again at run time (arithmetic, subscripts, ``test -v``, ``set -x``)."""
+    plain: bool = False
+    """One simple command or a pipeline of them with literal printable words and no redirection but to
+    /dev/null, in every part (``bash -c`` payloads too): the only lines that may run unasked where no
+    sandbox confines them (``qcore.permissions.shell_grammar``)."""
     risky_text: bool = False
     """The line holds text that could hide a command from such an evaluation: quoted ``$(``, a variable
     given a computed value, ``read`` into variables, a computed word inside an evaluation."""

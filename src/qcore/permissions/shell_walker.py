@@ -77,6 +77,9 @@ class Walker:
     def word(self, node: Node) -> Word:
         """The value of a word node; inner commands are collected on the way."""
         kind = node.type
+        if kind in ("word", "number", "brace_expression") and node.named_children:
+            self.visit_children(node)  # a leaf-looking node holding an expansion: bash runs what is inside
+            return quoted(node_text(node), dynamic=True)
         if kind == "word":
             value = unquoted(node_text(node))
             self.literal(value.text)

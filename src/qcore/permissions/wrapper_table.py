@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["WRAPPERS", "Wrapper"]
+__all__ = ["RUNS_NOTHING_ELSE", "WRAPPERS", "Wrapper"]
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,18 @@ class Wrapper:
     """Options may follow operands (getopt without ``+``): ``su root -c cmd``."""
     numbers: bool = False
     """``-NUM`` is an option (``nice -10 make``)."""
+    environment: tuple[str, ...] = ()
+    """Options that clear or unset the command's environment (``env -i``, ``exec -c``): what qcli puts
+    there to keep a command safe (git's guards) would be gone."""
 
 
 WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper(
         "-i|--ignore-environment -0|--null -u|--unset= -C|--chdir= -S|--split-string= --block-signal? "
-        "--default-signal? --ignore-signal? --list-signal-handling -v|--debug --help --version"
+        "--default-signal? --ignore-signal? --list-signal-handling -v|--debug --help --version",
+        environment=("-i", "-u"),
     ),
-    "exec": Wrapper("-a= -c -l", bash_builtin=True),
+    "exec": Wrapper("-a= -c -l", bash_builtin=True, environment=("-c",)),
     "command": Wrapper("-p -v -V", no_command=("-v", "-V"), bash_builtin=True),
     "builtin": Wrapper("", bash_builtin=True),
     "timeout": Wrapper(
@@ -96,3 +100,16 @@ WRAPPERS: dict[str, Wrapper] = {
         no_command=("--help", "--version", "--show-limits"),
     ),
 }
+
+RUNS_NOTHING_ELSE = frozenset(
+    {
+        "rm", "rmdir", "mkdir", "touch", "mv", "cp", "ln", "chmod", "chown", "chgrp", "tee", "truncate",
+        "cat", "echo", "printf", "ls", "head", "tail", "wc", "true", "false", "pwd", "basename", "dirname",
+        "mktemp", "sleep", "grep", "stat", "du", "df", "date", "whoami", "id", "uname", "cut", "tr", "nl",
+        "tac", "uniq", "realpath", "readlink", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "file", "[", "[[", "test", "cd",
+    }
+)  # fmt: skip
+"""Programs with no option that runs another program or evaluates text: with a deny rule in force, these
+are the only commands whose words may name the denied program (``grep rm notes.txt``). Left out on
+purpose: ``sort`` (``--compress-program``), ``diff`` (``--paginate`` runs ``pr``), ``tar``, ``find``,
+``git``, every interpreter and every wrapper."""

@@ -57,6 +57,8 @@ class Inner:
     """More words are added when it runs (``xargs``, ``find -exec ... +``)."""
     changes_directory: bool = False
     """It runs in another folder (``env -C``, ``chroot``)."""
+    changes_environment: bool = False
+    """Its environment is cleared or has variables removed (``env -i``, ``env -u``, ``exec -c``)."""
 
 
 @dataclass
@@ -155,7 +157,10 @@ def _wrapped(name: str, spec: Wrapper, words: tuple[str, ...], kinds: tuple[Word
         return _xargs(words, kinds, parsed, start, found)
     if start < len(words):
         elsewhere = name == "chroot" or parsed.has("-D")
-        found.commands.append(Inner(words[start:], kinds[start:], changes_directory=elsewhere))
+        cleared = any(parsed.has(option) for option in spec.environment)
+        found.commands.append(
+            Inner(words[start:], kinds[start:], changes_directory=elsewhere, changes_environment=cleared)
+        )
     return found
 
 
@@ -225,8 +230,10 @@ def _env(words: tuple[str, ...], kinds: tuple[WordKind, ...], parsed: Parsed, fo
     start = _command_start("env", parsed, words, kinds, found)
     if start is None:
         return found
+    cleared = any(parsed.has(option) for option in WRAPPERS["env"].environment)
     if start < len(words) and words[start] == "-":
         start += 1
+        cleared = True
     assignments: list[str] = []
     while start < len(words) and _NAME_VALUE.match(words[start]):
         assignments.append(words[start])
@@ -238,7 +245,13 @@ def _env(words: tuple[str, ...], kinds: tuple[WordKind, ...], parsed: Parsed, fo
     if start < len(words):
         elsewhere = parsed.has("-C")
         found.commands.append(
-            Inner(words[start:], kinds[start:], tuple(assignments), changes_directory=elsewhere)
+            Inner(
+                words[start:],
+                kinds[start:],
+                tuple(assignments),
+                changes_directory=elsewhere,
+                changes_environment=cleared,
+            )
         )
     return found
 

@@ -41,12 +41,23 @@ class Subject(Protocol):
         """Why no allow rule at all can cover the call (None: one can), for the user to read."""
         ...
 
+    def reads_only(self) -> bool:
+        """Whether the call is proven to only read, so that it may run unasked in every mode."""
+        ...
+
 
 @dataclass(frozen=True)
 class ShellSubject:
     """A command line; rules cover simple commands, so the line is judged command by command."""
 
     command: str
+    confined: bool = False
+    """A sandbox confines what runs unasked; without one only plain read-only lines may."""
+
+    def reads_only(self) -> bool:
+        from qcore.permissions.readonly import is_read_only
+
+        return is_read_only(self.analysis, confined=self.confined)
 
     @cached_property
     def analysis(self) -> ShellAnalysis:
@@ -153,6 +164,9 @@ class PathSubject:
     def uncoverable(self) -> str | None:
         return None
 
+    def reads_only(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class UrlSubject:
@@ -170,6 +184,9 @@ class UrlSubject:
 
     def uncoverable(self) -> str | None:
         return None
+
+    def reads_only(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -192,3 +209,6 @@ class ServerSubject:
 
     def uncoverable(self) -> str | None:
         return None
+
+    def reads_only(self) -> bool:
+        return False

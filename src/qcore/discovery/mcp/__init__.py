@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
+from qcore.credentials import tool_environment
 from qcore.discovery.mcp.config import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
@@ -135,8 +136,12 @@ class McpManager:
         on_status: Callable[[McpServerStatus], None] | None = None,
         *,
         problems: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        """``problems``: servers that cannot start (server name -> reason), shown as failed."""
+        """``problems``: servers that cannot start (server name -> reason), shown as failed. ``env``: what a
+        stdio server inherits under its own ``env`` (None: this process's environment less the credentials
+        qcli signs in with, ``qcore.credentials``)."""
+        base = dict(env) if env is not None else tool_environment()
         self._on_status = on_status
         self._connections: dict[str, McpConnection] = {}
         self._blocked: dict[str, tuple[Literal["failed", "disabled"], str]] = {}
@@ -146,7 +151,7 @@ class McpManager:
         all_problems = dict(problems or {})
         for name in [*servers, *(name for name in all_problems if name not in servers)]:
             config = servers.get(name) or McpServerConfig()
-            self._connections[name] = McpConnection(name, config, root, self._emit)
+            self._connections[name] = McpConnection(name, config, root, self._emit, base)
             disabled = server_disabled_reason(name, allowed, excluded)
             if disabled:
                 self._blocked[name] = ("disabled", disabled)
@@ -172,6 +177,7 @@ class McpManager:
             workspace_root=workspace_root,
             on_status=on_status,
             problems=problems,
+            env=tool_environment(settings),
         )
 
     def _emit(self, status: McpServerStatus) -> None:

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -50,9 +50,12 @@ class McpConnection:
         config: McpServerConfig,
         workspace_root: Path | None,
         notify: Callable[[McpServerStatus], None],
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self.env = env
+        """What a stdio server inherits under its own ``env`` (None: this process's environment)."""
         self.transport = transport_of(config)
         self._root = workspace_root
         self._notify = notify
@@ -259,6 +262,7 @@ class McpConnection:
             self.config,
             server_cwd(self.config, self._root),
             lambda: stack.enter_context(self._stderr.open()),
+            self.env,
         )
         session = await stack.enter_async_context(
             ClientSession(

@@ -10,7 +10,7 @@ import asyncio
 import importlib
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -139,8 +139,10 @@ async def open_transport(
     config: McpServerConfig,
     cwd: Path | None,
     errlog: Callable[[], TextIO],
+    env: Mapping[str, str] | None = None,
 ) -> tuple[Any, Any]:
-    """Enter the transport on ``stack`` and return its (read, write) streams."""
+    """Enter the transport on ``stack`` and return its (read, write) streams; a stdio server inherits
+    ``env`` (None: this process's environment) under its own."""
     # The HTTP read timeout must outlast the longest call, or a quiet long call reads as a dead server.
     read_timeout = max(300.0, request_timeout(config) + 5.0)
     if transport == "http":
@@ -168,7 +170,7 @@ async def open_transport(
         return streams[0], streams[1]
     from mcp.client.stdio import stdio_client
 
-    params = stdio_parameters(config, cwd)
+    params = stdio_parameters(config, cwd, env)
     try:
         streams = await stack.enter_async_context(stdio_client(params, errlog=errlog()))
     except FileNotFoundError:
@@ -178,7 +180,7 @@ async def open_transport(
     return streams[0], streams[1]
 
 
-def stdio_parameters(config: McpServerConfig, cwd: Path | None) -> Any:
+def stdio_parameters(config: McpServerConfig, cwd: Path | None, env: Mapping[str, str] | None = None) -> Any:
     from mcp import StdioServerParameters
 
     assert config.command is not None
@@ -187,7 +189,8 @@ def stdio_parameters(config: McpServerConfig, cwd: Path | None) -> Any:
     return StdioServerParameters(
         command=config.command,
         args=list(config.args),
-        # Qwen Code's rule: the server gets the whole environment, with ``env`` over it.
-        env={**os.environ, **config.env},
+        # Qwen Code's rule, the whole environment with the server's ``env`` over it, less the credentials
+        # qcli signs in with (``qcore.credentials``), unless the server's ``env`` names them.
+        env={**(os.environ if env is None else env), **config.env},
         cwd=str(cwd) if cwd else None,
     )

@@ -259,9 +259,10 @@ COMMANDS: dict[str, Grammar] = {
         "-b|--brief -c|--checking-printout -e|--exclude= --exclude-quiet= -f|--files-from= -F|--separator= "
         "-i|--mime --mime-type --mime-encoding --apple --extension -k|--keep-going -l|--list "
         "-L|--dereference -h|--no-dereference -m|--magic-file= -n|--no-buffer -N|--no-pad -0|--print0 "
-        "-P|--parameter= -r|--raw -s|--special-files -z|--uncompress -Z|--uncompress-noreport -d|--debug "
+        "-P|--parameter= -r|--raw -s|--special-files -d|--debug "
         "--help -v|--version"
-    ),  # left out: -C/--compile (writes magic.mgc), -p/--preserve-date (sets times), -S/--no-sandbox
+    ),  # left out: -C/--compile (writes magic.mgc), -p/--preserve-date (sets times), -S/--no-sandbox,
+    # -z/-Z (libmagic runs external decompressors for some formats)
     "du": Grammar(
         "-0|--null -a|--all --apparent-size -b|--bytes -c|--total -D|--dereference-args -H "
         "-h|--human-readable --inodes -k -L|--dereference -l|--count-links -m -P|--no-dereference "

@@ -212,6 +212,21 @@ def git_reads_only(words: Sequence[str]) -> bool:
     table, check = entry
     numbers = subcommand in ("log", "show", "whatchanged", "rev-list", "shortlog", "grep", "stash", "reflog")
     parsed = parse(rest, table + END, numbers=numbers, dash_values=False)
-    if parsed.error:
+    if parsed.error or not _submodules_stay_closed(parsed):
         return False
     return check is None or check(parsed, rest)
+
+
+SUBMODULE_VALUES = {"--ignore-submodules": ("all", "dirty"), "--submodule": ("short", "log")}
+"""The values that keep git out of a submodule's working tree: ``--ignore-submodules=none`` or
+``untracked`` runs the submodule's own clean filter, ``--submodule=diff`` its ``diff.external``, and a
+submodule's configuration is not the repository's (qcli's guards do not reach it). A bare
+``--ignore-submodules`` means ``all``, a bare ``--submodule`` means ``log``."""
+
+
+def _submodules_stay_closed(parsed: Parsed) -> bool:
+    return all(
+        option.value is None or option.value in SUBMODULE_VALUES[option.name]
+        for option in parsed.options
+        if option.name in SUBMODULE_VALUES
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.credentials import tool_environment
 from qcore.kernel import Execution, Kernel, KernelOutput, KernelStartError
 from qcore.settings.model import CodeInterpreterSettings
 from qcore.storage import project_temp_dir
@@ -93,6 +94,7 @@ class CodeInterpreter(BaseTool[CodeInterpreterParams]):
                 python=settings.python,
                 kernel_spec=settings.kernel_spec,
                 log_dir=self._temp_dir(),
+                env=tool_environment(self.context.settings if self.context is not None else None),
             )
         return self._kernel
 

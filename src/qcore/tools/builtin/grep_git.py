@@ -1,6 +1,7 @@
 """The ``git grep`` backend of ``grep_search``, used when rg is missing but the folder is a repository.
 
-git searches tracked files even when they match .gitignore, so its results are filtered again through the
+git runs as qcli's own call (``qcore.safe_git``): nothing the repository configures runs. It searches
+tracked files even when they match .gitignore, so its results are filtered again through the
 shared ignore rules, and binary files and links are dropped as the other backends drop them.
 """
 
@@ -10,8 +11,15 @@ import os
 import shutil
 
 from qcore.abort import AbortSignal
+from qcore.safe_git import GitUnavailable, own_git
 from qcore.tools.builtin.grep_query import FileHits, Outcome, Query, relative_posix
-from qcore.tools.builtin.search_common import SearchFailed, in_git_work_tree, is_binary, run_process
+from qcore.tools.builtin.search_common import (
+    SearchCancelled,
+    SearchFailed,
+    in_git_work_tree,
+    is_binary,
+    run_process,
+)
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 """Backend output beyond this is dropped (the count then says "at least")."""
@@ -26,10 +34,16 @@ async def git_search(query: Query, pattern: str, signal: AbortSignal) -> Outcome
     folder = target if target.is_dir() else target.parent
     if git is None or not in_git_work_tree(folder):
         raise SearchFailed("git grep needs git and a folder inside a git repository")
-    argv = [git, "-c", f"core.excludesFile={os.devnull}", "-C", str(folder), "grep", "--untracked"]
+    try:
+        own = await own_git(folder, runner=query.runner, signal=signal)
+    except GitUnavailable as error:
+        if signal.aborted:
+            raise SearchCancelled(signal.reason or "cancelled") from None
+        raise SearchFailed(str(error)) from None
+    argv = own.command("-c", f"core.excludesFile={os.devnull}", "-C", str(folder), "grep", "--untracked")
     if not query.rules.respect_git_ignore:
         argv.append("--no-exclude-standard")
-    argv += ["-I", "-n", "-z", "--no-color", "--ignore-case"]
+    argv += ["-I", "-n", "-z", "--no-color", "--no-textconv", "--ignore-case"]
     tail = ["-e", pattern, "--", *([] if target.is_dir() else [target.name])]
     engines = ["-P", "-E"] if _git_pcre is not False else ["-E"]
     for engine in engines:
@@ -40,6 +54,7 @@ async def git_search(query: Query, pattern: str, signal: AbortSignal) -> Outcome
             time_limit=query.timeout,
             max_bytes=MAX_OUTPUT_BYTES,
             runner=query.runner,
+            env=own.env,
         )
         if engine == "-P" and done.returncode not in (0, 1) and "perl" in done.stderr.lower():
             _git_pcre = False  # built without PCRE: fall back to extended regexes

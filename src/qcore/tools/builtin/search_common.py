@@ -12,7 +12,7 @@ import asyncio
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -296,8 +296,10 @@ async def run_process(
     time_limit: float,
     max_bytes: int,
     runner: ProcessRunner = run_group,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessOutput:
-    """Run ``argv`` and collect its output, ending it on abort, on timeout or past ``max_bytes``.
+    """Run ``argv`` (in ``env``; None: this process's environment) and collect its output, ending it on
+    abort, on timeout or past ``max_bytes``.
 
     Output goes to unnamed temporary files rather than pipes: rg writes once per matching file, and waking
     the event loop for each of thousands of small writes cost more than the search itself on a busy
@@ -315,7 +317,9 @@ async def run_process(
 
         watcher = asyncio.ensure_future(watch_size())
         try:
-            ended = await _run(runner, argv, cwd, signal, time_limit, stdout=out, stderr=err, stop=capped)
+            ended = await _run(
+                runner, argv, cwd, signal, time_limit, stdout=out, stderr=err, stop=capped, env=env
+            )
         finally:
             watcher.cancel()
         out.seek(0)

@@ -128,7 +128,10 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         if runner is None and context is not None:
             runner = context.shell_runner
         if runner is None:
-            runner = SubprocessShellRunner(sandbox=context.sandbox if context is not None else None)
+            runner = SubprocessShellRunner(
+                sandbox=context.sandbox if context is not None else None,
+                settings=context.settings if context is not None else None,
+            )
         self.runner: ShellRunner = runner
 
     async def aclose(self) -> None:
@@ -149,9 +152,8 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
 
     def _unconfinable(self, command: str) -> str | None:
         """Why ``command`` may not run: ``tools.sandbox`` wants it confined and no sandbox can run here."""
-        sandbox = self.runner.sandbox
-        if self.sandbox_profile(command) is SandboxProfile.WORKSPACE_WRITE and not sandbox.available:
-            return sandbox_refusal(sandbox)
+        if self.sandbox_profile(command) is SandboxProfile.WORKSPACE_WRITE and not self.confined:
+            return sandbox_refusal(self.runner.sandbox)
         return None
 
     def _working_dir(self, params: RunShellCommandParams) -> Path:
@@ -167,7 +169,12 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
         return path
 
     def permission_subject(self, params: RunShellCommandParams) -> ShellSubject:
-        return ShellSubject(params.command)
+        return ShellSubject(params.command, confined=self.confined)
+
+    @property
+    def confined(self) -> bool:
+        """A sandbox confines what runs unasked; without one only plain read-only lines run unasked."""
+        return self.runner.sandbox.available
 
     def get_description(self, params: RunShellCommandParams) -> str:
         text = params.command
@@ -207,7 +214,7 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
     def sandbox_profile(self, command: str) -> SandboxProfile | None:
         """``READ_ONLY`` for what the read-only grammar accepts (it runs unasked), ``WORKSPACE_WRITE`` for
         the rest when ``tools.sandbox`` is on, else None (as it is)."""
-        if is_read_only(analyse(command)):
+        if is_read_only(analyse(command), confined=self.confined):
             return SandboxProfile.READ_ONLY
         settings = self.context.settings if self.context is not None else None
         wanted, _ = sandbox_requested(settings.tools.sandbox if settings is not None else False)

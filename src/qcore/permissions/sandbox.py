@@ -20,10 +20,11 @@ What bubblewrap's profiles do (measured cost: about 4 ms per read-only command o
   cwd or file descriptors are in sight. The command is the namespace's first process (``--as-pid-1``), so
   what it leaves running (``cmd &``) ends with it, at once: the kernel ends a namespace with its first
   process. A background command keeps bubblewrap's own first process instead, since a command that is
-  PID 1 ignores the SIGTERM that stops its group (``kill -- -PGID``). No network (a private network namespace, so bash's ``/dev/tcp`` reaches nothing), no
-  SysV IPC, and a seccomp filter that refuses to create Unix sockets: a read-only mount does not stop
-  ``connect()`` to a socket file, and the sockets of tmux, ssh-agent, D-Bus or Docker would let a command
-  act outside. Writes fail with "Read-only file system"; ``git status`` skips refreshing the index.
+  PID 1 ignores the SIGTERM that stops its group (``kill -- -PGID``). No network (a private network
+  namespace, so bash's ``/dev/tcp`` reaches nothing), no SysV IPC, and a seccomp filter that refuses to
+  create Unix sockets: a read-only mount does not stop ``connect()`` to a socket file, and the sockets of
+  tmux, ssh-agent, D-Bus or Docker would let a command act outside. Writes fail with "Read-only file
+  system"; ``git status`` skips refreshing the index.
 - ``WORKSPACE_WRITE``: the workspace folders and the temp folders are writable, everything else (HOME
   included) is not; the network is kept, as Qwen Code's sandbox keeps it, so package managers work. The
   machine's PID namespace and /proc (read-only) are kept too: an approved command may start a server with

@@ -9,9 +9,9 @@ analysis (tree-sitter-bash), so the question names what the rules will judge.
 Defence in depth: a command the read-only grammar accepts runs unasked, so it runs sandboxed
 (``READ_ONLY``: nothing written, no network, none of the user's processes in reach) in case the grammar is
 wrong; with ``tools.sandbox`` on, any other command runs in ``WORKSPACE_WRITE``. Where no sandbox can be
-had, read-only commands run as they are, and a command ``tools.sandbox`` would confine is refused, before
-any question, with what to install (the front end tells the user once: ``sandbox_warnings``). Whatever the
-commands leave running ends with the session (``aclose``).
+had, the plain read-only lines that still run unasked run as they are, and a command ``tools.sandbox``
+would confine is refused, before any question, with what to install (the front end tells the user once:
+``sandbox_warnings``). Whatever the commands leave running ends with the session (``aclose``).
 """
 
 from __future__ import annotations

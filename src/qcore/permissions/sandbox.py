@@ -270,7 +270,8 @@ def probe_bubblewrap(executable: str) -> tuple[str | None, str]:
 
 def detect_sandbox() -> Sandbox:
     """The best sandbox this machine offers, probed once per process (a few milliseconds); none when
-    ``QCLI_SANDBOX=none`` says to behave as if bubblewrap were absent (read each time, so a test may set it)."""
+    ``QCLI_SANDBOX=none`` says to behave as if bubblewrap were absent (read on each call, so a test may
+    set it)."""
     if os.environ.get(SWITCH, "").strip().lower() == "none":
         return NoSandbox(f"{SWITCH}=none", f"unset {SWITCH} to use bubblewrap")
     return find_bubblewrap()

@@ -449,3 +449,7 @@ def test_folders_that_only_share_those_names_are_read(command: str) -> None:
 )  # fmt: skip
 def test_git_stays_out_of_submodules_whose_config_qcli_does_not_guard(command: str) -> None:
     assert not is_read_only(analyse(command), confined=True)
+
+
+def test_ps_asks_since_a_sandbox_would_show_it_only_itself() -> None:
+    assert not is_read_only(analyse("ps aux"), confined=True)

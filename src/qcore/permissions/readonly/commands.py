@@ -398,7 +398,6 @@ COMMANDS: dict[str, Grammar] = {
     "env": Grammar(
         "-0|--null -i|--ignore-environment -u|--unset= -v|--debug --help --version", max_operands=0
     ),
-    "ps": Grammar(any_words=True),
     "column": Grammar(
         "-t|--table -n|--table-name= -O|--table-order= -N|--table-columns= -l|--table-columns-limit= "
         "-E|--table-noextreme= -d|--table-noheadings -e|--table-header-repeat -H|--table-hide= "
@@ -414,6 +413,7 @@ COMMANDS: dict[str, Grammar] = {
     "[": Grammar(own=_test),
     "[[": Grammar(own=_test),
 }
-"""Not here, so always asked: ``awk`` (a programming language: ``system()``, ``print > file``, pipes),
+"""Not here, so always asked: ``ps`` (in the sandbox's own process namespace it would list only itself
+and mislead), ``awk`` (a programming language: ``system()``, ``print > file``, pipes),
 ``less``/``more`` (commands of their own), ``xargs``/``env``/``timeout`` with a command (the command
 is judged on its own), ``tee``, interpreters, and everything else."""

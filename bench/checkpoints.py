@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import Row
 from bench.search import build_tree
-from qcore.checkpoints import Checkpoints
+from qcore.checkpoints.snapshots import Checkpoints
 
 
 def _timed(action: Callable[[], object]) -> float:

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from bench.common import Row, median_ms
-from qcore.diffs import structured_diff
+from qcore.text.diffs import structured_diff
 
 SIZES = (1_000, 10_000, 100_000)
 PEER = "`diff -u` (GNU, subprocess)"

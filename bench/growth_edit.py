@@ -27,9 +27,9 @@ from typing import Any
 
 from bench.common import Row
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
-from qcore.workspace import Workspace
+from qcore.tools.builtin.edit.tool import Edit
 
 SIZES = (1_000, 10_000, 100_000)
 BIG = 1_000_000

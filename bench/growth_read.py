@@ -18,11 +18,11 @@ from pathlib import Path
 
 from bench.common import Row, median_ms
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.glob import Glob
-from qcore.tools.builtin.grep import GrepSearch
 from qcore.tools.builtin.read_file import ReadFile
-from qcore.workspace import Workspace
+from qcore.tools.builtin.search.glob import Glob
+from qcore.tools.builtin.search.grep import GrepSearch
 
 
 def _folder() -> Path:

@@ -21,8 +21,8 @@ from tests.support.openai_server import READ_FILE_TOOLS, Reply, ScriptedOpenAISe
 
 from bench.common import Row
 from qcore.abort import AbortSignal
-from qcore.llm.openai_client import OpenAIClient
-from qcore.llm.openai_messages import WireMessages
+from qcore.llm.openai.client import OpenAIClient
+from qcore.llm.openai.messages import WireMessages
 from qcore.llm.types import ChatMessage, ToolCallRequest
 
 TOOLS = READ_FILE_TOOLS

@@ -23,9 +23,9 @@ STARTS = 3
 
 async def _tool_times(root: Path) -> tuple[float, list[float]]:
     from qcore.abort import AbortSignal
+    from qcore.files.workspace import Workspace
     from qcore.tools.base import ToolContext
     from qcore.tools.builtin.code_interpreter import CodeInterpreter
-    from qcore.workspace import Workspace
 
     tool = CodeInterpreter(ToolContext(Workspace([root], temp_dir=root / "tmp")))
     params = tool.build({"code": "1+1"})

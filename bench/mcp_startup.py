@@ -25,7 +25,7 @@ from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
 from qcore.settings import load_settings
-from qcore.workspace import Workspace
+from qcore.files.workspace import Workspace
 
 async def main():
     root = Path(sys.argv[1])

@@ -7,15 +7,15 @@ import time
 from pathlib import Path
 
 from bench.common import Row
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
-from qcore.permissions.shell_analysis import analyse
+from qcore.permissions.subjects import PathSubject, ShellSubject
+from qcore.shell.analysis import analyse
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.confirmation import EditConfirmation, ExecConfirmation
-from qcore.tools.subjects import PathSubject, ShellSubject
-from qcore.workspace import Workspace
 
 
 def _rules(count: int) -> list[Rule]:

@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Row
+from qcore.conversation.prompt import PROMPT_BUDGET
+from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
-from qcore.prompt import PROMPT_BUDGET
 from qcore.runtime import create_session
 from qcore.settings import Settings
-from qcore.workspace import Workspace
 
 QWEN_CODE_CHARS = 55_000
 """Qwen Code's system prompt and declarations, as measured for the issue that set our budget."""

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from bench.common import Row
-from qcore.permissions.sandbox import SandboxProfile, detect_sandbox
-from qcore.shell_runner import SubprocessShellRunner
+from qcore.execution.sandbox import SandboxProfile, detect_sandbox
+from qcore.execution.shell_runner import SubprocessShellRunner
 
 SIZES = (1_000, 10_000, 100_000)
 """Lines in the file the command reads."""

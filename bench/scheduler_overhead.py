@@ -10,9 +10,9 @@ from pydantic import Field
 
 from bench.common import Row
 from qcore.abort import AbortSignal
+from qcore.agent.scheduler import ToolScheduler
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, PermissionPolicy
-from qcore.scheduler import ToolScheduler
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolResult

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from bench.common import Row
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.glob import Glob
-from qcore.tools.builtin.grep import GrepSearch
-from qcore.workspace import Workspace
+from qcore.tools.builtin.search.glob import Glob
+from qcore.tools.builtin.search.grep import GrepSearch
 
 PATTERN = r"TODO\(\w+\)"
 EXTENSIONS = (".py", ".ts", ".md", ".txt", ".json")

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Row, median_ms
+from qcore.conversation.state import SessionState, load_state
 from qcore.llm.types import ChatMessage, ToolCallRequest, Usage
-from qcore.session_state import SessionState, load_state
 
 SIZES = (1_000, 10_000, 100_000)
 TIMED = 1_000

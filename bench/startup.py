@@ -21,12 +21,12 @@ def _modules_after(code: str) -> set[str]:
 def rows(runs: int = 20) -> list[Row]:
     bare = command_ms([PYTHON, "-c", "pass"], runs)
     version = command_ms([QCLI, "--version"], runs)
-    engine_code = "import qcore, qcore.runtime, qcore.agent"
+    engine_code = "import qcore, qcore.runtime, qcore.agent.session"
     engine = command_ms([PYTHON, "-c", engine_code], runs)
     pydantic = command_ms([PYTHON, "-c", "import pydantic; from pydantic import BaseModel, Field"], runs)
     heavy = {"openai", "mcp", "textual", "jupyter_client"}
     loaded = _modules_after(engine_code) & heavy
-    version_loaded = _modules_after("import qcli.main") & (heavy | {"pydantic", "qcore.agent"})
+    version_loaded = _modules_after("import qcli.main") & (heavy | {"pydantic", "qcore.agent.session"})
     return [
         Row(
             "`qcli --version`, wall time",
@@ -36,7 +36,7 @@ def rows(runs: int = 20) -> list[Row]:
             note=f"imports: {', '.join(sorted(version_loaded)) or 'none heavy'}",
         ),
         Row(
-            "import the engine (`qcore.runtime`, `qcore.agent`)",
+            "import the engine (`qcore.runtime`, `qcore.agent.session`)",
             engine,
             "`import pydantic` (its floor)",
             pydantic,

@@ -73,10 +73,9 @@ def _project(root: Path, lines: int) -> None:
 
 async def _conversation_latency(messages: int, presses: int) -> float:
     """Keystrokes after ``messages`` messages went through the conversation (half questions, half answers)."""
+    from qcli.tui.widgets.assistant import AssistantTurn
+    from qcli.tui.widgets.conversation import UserMessage
     from tests.support.tui import Project, ready
-
-    from qcli.widgets.assistant import AssistantTurn
-    from qcli.widgets.conversation import UserMessage
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "p"

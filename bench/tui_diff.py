@@ -5,7 +5,7 @@ and one line changed in 10,000 lines. Two rows each:
 
 - *view*: from mounting ``DiffView`` to its first painted frame (the last visible line rendered), against a
   ``Log`` mounted and given the same unified text with ``write_lines``, to its first painted frame;
-- *diff + view*: the same plus computing the diff with ``qcore.diffs.structured_diff`` (the peer is the
+- *diff + view*: the same plus computing the diff with ``qcore.text.diffs.structured_diff`` (the peer is the
   same ``Log``, which is handed the text ready-made).
 
 Minimum over repeats, each in a running app (``run_test``), so neither side pays for starting Textual.
@@ -26,8 +26,8 @@ from textual.widget import Widget
 from textual.widgets import Log
 
 from bench.common import Row
-from qcli.widgets.diff_view import DiffView
-from qcore.diffs import CONTEXT_LINES, Hunk, Span, SpanKind, StructuredDiff, split_lines, structured_diff
+from qcli.tui.widgets.diff.view import DiffView
+from qcore.text.diffs import CONTEXT_LINES, Hunk, Span, SpanKind, StructuredDiff, split_lines, structured_diff
 
 SIZE = (120, 40)
 SLOW_DIFF_S = 1.0

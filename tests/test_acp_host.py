@@ -15,7 +15,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
 )
 
-from qcli.acp_host import ClientHost, ClientTerminalRunner
+from qcli.acp.host import ClientHost, ClientTerminalRunner
 
 
 class Client:

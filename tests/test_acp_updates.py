@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from acp.schema import FileEditToolCallContent, ResourceContentBlock, TextContentBlock
 
-from qcli import acp_updates as updates
-from qcli.acp import invalid
-from qcli.acp_agent import prompt_text
+from qcli.acp import updates
+from qcli.acp.agent import prompt_text
+from qcli.acp.server import invalid
 from qcore.permissions import ApprovalMode, ApprovalRequest
 from qcore.permissions.rules import RuleSource
 from qcore.tools.base import Kind

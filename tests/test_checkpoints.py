@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from qcore import checkpoint_git
-from qcore.checkpoints import CheckpointError, Checkpoints
+from qcore.checkpoints import shadow_git as checkpoint_git
+from qcore.checkpoints.snapshots import CheckpointError, Checkpoints
 
 FileState = dict[str, tuple[bytes, int] | str]
 

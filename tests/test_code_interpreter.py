@@ -16,7 +16,8 @@ import psutil
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.kernel import Kernel, KernelState
+from qcore.execution.kernel import Kernel, KernelState
+from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.policy import Verdict
@@ -27,7 +28,6 @@ from qcore.tools.base import ToolContext
 from qcore.tools.builtin.code_interpreter import CodeInterpreter, unwrap_code
 from qcore.tools.confirmation import ToolConfirmationOutcome
 from qcore.tools.results import ImageDisplay, ToolResult, ToolResultDisplay
-from qcore.workspace import Workspace
 from tests.support.processes import alive
 
 
@@ -326,7 +326,7 @@ async def test_a_configured_interpreter_runs_the_kernel(root: Path) -> None:
 
 
 def test_a_cells_messages_become_ordered_outputs_without_a_kernel() -> None:
-    from qcore.kernel_output import Execution, take_message
+    from qcore.execution.kernel_output import Execution, take_message
 
     def message(kind: str, **content: object) -> dict[str, object]:
         return {"msg_type": kind, "content": content}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from qcli.console import ConsoleApprover
+from qcli.headless.console import ConsoleApprover
 from qcore.permissions import ApprovalMode, ApprovalRequest
 from qcore.permissions.rules import RuleSource
 from qcore.tools.base import Kind

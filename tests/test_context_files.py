@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qcore.context_files import load_context
+from qcore.conversation.context_files import load_context
 
 
 @pytest.fixture

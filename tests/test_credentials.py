@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from qcore import credentials
-from qcore.llm.openai_client import OpenAIClient
+from qcore.execution import credentials
+from qcore.files.workspace import Workspace
+from qcore.llm.openai.client import OpenAIClient
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
 from qcore.settings import Settings
-from qcore.workspace import Workspace
 
 SERVER = Path(__file__).parent / "support" / "mcp_server.py"
 KEYS = {
@@ -157,7 +157,7 @@ def test_qcli_hides_its_own_environment_from_the_commands_it_runs() -> None:
     owned by root, so the user's other processes (the commands qcli runs) cannot read it."""
     script = (
         "import ctypes, os, subprocess, sys\n"
-        "from qcore.credentials import hide_own_environment\n"
+        "from qcore.execution.credentials import hide_own_environment\n"
         "hide_own_environment()\n"
         "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
         "print(os.stat(f'/proc/{os.getpid()}/environ').st_uid)\n"

@@ -1,4 +1,4 @@
-"""qcore.diffs: hunks that rebuild the new text, unified text that GNU patch applies, and cost that grows
+"""qcore.text.diffs: hunks that rebuild the new text, unified text that GNU patch applies, and cost that grows
 with the lines, not their square."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qcore import diff_align
-from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, diff_stat, file_diff, structured_diff
-from qcore.text_lines import TextLines
-from qcore.tools.builtin.edit_match import apply_replacement
+from qcore.text import align as diff_align
+from qcore.text.diffs import Hunk, Span, SpanKind, StructuredDiff, diff_stat, file_diff, structured_diff
+from qcore.text.lines import TextLines
+from qcore.tools.builtin.edit.match import apply_replacement
 
 PATCH = "/usr/bin/patch"
 

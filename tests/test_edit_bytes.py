@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
-from qcore.tools.builtin.write_file import WriteFile
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.results import ToolResult
-from qcore.workspace import Workspace
 
 ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "latin-1")
 

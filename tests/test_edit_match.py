@@ -1,6 +1,6 @@
 import pytest
 
-from qcore.tools.builtin.edit_match import apply_replacement, find_matches
+from qcore.tools.builtin.edit.match import apply_replacement, find_matches
 
 
 def replace(content: str, old: str, new: str) -> tuple[str, str] | None:

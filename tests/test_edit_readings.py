@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from qcore.diffs import structured_diff
-from qcore.line_endings import mixed_endings
+from qcore.text.diffs import structured_diff
+from qcore.text.line_endings import mixed_endings
 from qcore.tools.arguments import ArgumentsError, parse_arguments
-from qcore.tools.builtin.content_guards import diff_notation, truncated, unfenced
-from qcore.tools.builtin.edit_match import apply_replacement
-from qcore.tools.builtin.edit_readings import Reading, keep_unchanged, second_reading
+from qcore.tools.builtin.edit.guards import diff_notation, truncated, unfenced
+from qcore.tools.builtin.edit.match import apply_replacement
+from qcore.tools.builtin.edit.readings import Reading, keep_unchanged, second_reading
 from qcore.tools.names import plain_path, unwrap_arguments
 
 SCHEMA = {

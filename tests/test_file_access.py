@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.file_access import EditorFiles
+from qcore.files.access import EditorFiles
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
 from qcore.settings import Settings
 from qcore.testing import ScriptedApprover, ScriptedLLM, reply
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.builtin.memory import SaveMemory
 from qcore.tools.builtin.read_file import ReadFile
-from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.results import ToolErrorType
-from qcore.workspace import Workspace
 
 
 class Editor:

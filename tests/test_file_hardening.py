@@ -18,16 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qcore.abort import AbortSignal
-from qcore.files import FileTooLarge, NotRegularFile, read_regular_file
-from qcore.mentions import expand_mentions
+from qcore.conversation.mentions import expand_mentions
+from qcore.files.text_files import FileTooLarge, NotRegularFile, read_regular_file
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.builtin import file_change
-from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.edit import file_change
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.builtin.read_file import ReadFile
 from qcore.tools.builtin.read_many_files import ReadManyFiles
-from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.results import ToolErrorType
-from qcore.workspace import Workspace
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

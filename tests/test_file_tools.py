@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.builtin.read_file import ReadFile
-from qcore.tools.builtin.write_file import WriteFile
 from qcore.tools.results import FileDiff, ToolErrorType
-from qcore.workspace import Workspace
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qcli.tui.widgets.screens import TrustScreen
 
-from qcli.widgets.screens import TrustScreen
-from qcore.context_files import load_context
+from qcore.conversation.context_files import load_context
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError
 from qcore.permissions.settings_rules import rules_from_settings
 from qcore.settings import LoadedSettings, TrustedFolders, TrustLevel, load_settings, trusted_folders_path
@@ -173,9 +173,9 @@ def test_nothing_an_untrusted_project_keeps_names_a_program_or_a_file_outside_it
 
 async def test_save_memory_from_an_untrusted_project_stays_out_of_the_users_settings(tmp_path: Path) -> None:
     from qcore.abort import AbortSignal
+    from qcore.files.workspace import Workspace
     from qcore.tools.base import ToolContext
     from qcore.tools.builtin.memory import SaveMemory
-    from qcore.workspace import Workspace
 
     home, project, env = layout(tmp_path)
     qwen_home_with_secrets(home)

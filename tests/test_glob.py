@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.builtin.glob import Glob, GlobBackend, sort_by_recency
-from qcore.tools.builtin.search_common import GlobSyntaxError, compile_glob
+from qcore.tools.builtin.search.common import GlobSyntaxError, compile_glob
+from qcore.tools.builtin.search.glob import Glob, GlobBackend, sort_by_recency
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.workspace import Workspace
 
 BACKENDS = ["ripgrep", "python"]
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
-from qcore.tools.builtin.grep import Backend, GrepSearch
-from qcore.tools.builtin.search_common import run_process
+from qcore.tools.builtin.search.common import run_process
+from qcore.tools.builtin.search.grep import Backend, GrepSearch
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.workspace import Workspace
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 BACKENDS: list[Any] = [pytest.param("ripgrep", marks=needs_rg), "git", "python"]

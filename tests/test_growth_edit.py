@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
-from qcore.workspace import Workspace
+from qcore.tools.builtin.edit.tool import Edit
 
 SMALL, LARGE = 5_000, 50_000
 
@@ -119,7 +119,7 @@ def test_write_file_checks_cost_a_small_multiple_of_writing(tmp_path: Path) -> N
     (placeholders, diff notation, truncation) and the diff must stay a small multiple of a plain
     rewrite (a placeholder pattern tried at every line start once made this 600-700x; today 20-45x,
     the margin is for a loaded machine)."""
-    from qcore.tools.builtin.write_file import WriteFile
+    from qcore.tools.builtin.edit.write_file import WriteFile
 
     path = tmp_path / "big.py"
     text = _code(100_000)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.grep import GrepSearch
-from qcore.tools.builtin.grep_ripgrep import RipgrepStream
 from qcore.tools.builtin.read_file import ReadFile
-from qcore.workspace import Workspace
+from qcore.tools.builtin.search.grep import GrepSearch
+from qcore.tools.builtin.search.ripgrep import RipgrepStream
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 
-from qcli.headless import HeadlessPrinter
+from qcli.headless.run import HeadlessPrinter
+from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import ToolCallUpdated
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.modes import ApprovalMode
-from qcore.scheduling import ToolCall, ToolCallState, Unasked
 from qcore.tools.results import ToolErrorType, ToolResult
 
 REASON = 'Permission to run "edit" was not granted: it needs approval and this session cannot ask.'

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from qcore.ignore import IgnoreRules
+from qcore.files.ignore import IgnoreRules
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.ls import ListDirectory
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.workspace import Workspace
 
 
 @pytest.fixture

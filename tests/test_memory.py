@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.memory import MEMORY_HEADING, SaveMemory, add_memory, clean_fact, context_file_name
 from qcore.tools.confirmation import EditConfirmation
 from qcore.tools.results import FileDiff
-from qcore.workspace import Workspace
 
 
 @pytest.fixture
@@ -157,11 +157,11 @@ async def test_global_memory_asks_in_auto_edit_and_despite_allow_rules(
     root: Path, home: Path, rules: tuple[str, ...]
 ) -> None:
     """Read into every later session of every project: an edit that looks harmless is not one here."""
+    from qcore.agent.scheduler import ToolScheduler
+    from qcore.calls import ToolCallState
     from qcore.llm.types import ToolCallRequest
     from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
     from qcore.permissions.rules import Rule, RuleKind, RuleSource
-    from qcore.scheduler import ToolScheduler
-    from qcore.scheduling import ToolCallState
     from qcore.testing import ScriptedApprover
     from qcore.tools.registry import ToolRegistry
 

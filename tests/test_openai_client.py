@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.llm.openai_client import OpenAIClient
-from qcore.llm.openai_messages import WireMessages, to_openai_messages
+from qcore.llm.openai.client import OpenAIClient
+from qcore.llm.openai.messages import WireMessages, to_openai_messages
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -458,7 +458,7 @@ async def test_a_reply_is_capped_as_a_whole_text_reasoning_and_calls_together(
 async def test_a_session_reports_a_capped_reply_and_keeps_a_valid_history(
     openai_server: ScriptedOpenAIServer, make_client: MakeClient
 ) -> None:
-    from qcore.agent import Session
+    from qcore.agent.session import Session
     from qcore.events import ErrorOccurred, Event
     from qcore.tools.registry import ToolRegistry
     from tests.support.tools import Echo
@@ -495,7 +495,7 @@ async def test_a_session_reports_a_capped_reply_and_keeps_a_valid_history(
 
 
 def test_the_default_caps_are_far_above_any_real_reply() -> None:
-    from qcore.llm.openai_stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS
+    from qcore.llm.openai.stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS
 
     assert MAX_TOOL_CALL_CHARS >= 4_000_000  # a million tokens of output, at about four characters each
     assert MAX_RESPONSE_CHARS >= 2 * MAX_TOOL_CALL_CHARS
@@ -648,7 +648,7 @@ async def test_already_aborted_signal_sends_nothing(
 
 
 def test_importing_the_client_does_not_import_openai() -> None:
-    code = "import sys, qcore.llm.openai_client; assert 'openai' not in sys.modules, 'openai imported'"
+    code = "import sys, qcore.llm.openai.client; assert 'openai' not in sys.modules, 'openai imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.agent.scheduler import ToolScheduler
+from qcore.calls import ToolCallState
+from qcore.files.workspace import Workspace
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError, split_rule
@@ -17,17 +20,14 @@ from qcore.permissions.settings_rules import (
     rules_from_settings,
     shell_core_prefixes,
 )
-from qcore.scheduler import ToolScheduler
-from qcore.scheduling import ToolCallState
+from qcore.permissions.subjects import PathSubject, UrlSubject
 from qcore.settings import load_settings
 from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
-from qcore.tools.builtin.write_file import WriteFile
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.subjects import PathSubject, UrlSubject
-from qcore.workspace import Workspace
 
 QUESTION = EditConfirmation("Confirm", "f", "/f", None, "")
 

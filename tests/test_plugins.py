@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from qcore.discovery.plugins import load_plugin_tools
+from qcore.files.workspace import Workspace
 from qcore.runtime import build_tools
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext
-from qcore.workspace import Workspace
 
 PLUGIN_MODULE = '''
 from pydantic import Field

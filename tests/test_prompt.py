@@ -3,13 +3,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from qcore.conversation.prompt import PROMPT_BUDGET, git_state
+from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
-from qcore.prompt import PROMPT_BUDGET, git_state
 from qcore.runtime import create_session
 from qcore.settings import Settings
 from qcore.tools.names import canonical_tool_name, rename_parameters
-from qcore.workspace import Workspace
 
 
 def test_prompt_and_every_declaration_fit_the_budget(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

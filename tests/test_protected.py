@@ -181,15 +181,15 @@ async def run_write(
     import json
 
     from qcore.abort import AbortSignal
+    from qcore.agent.scheduler import ToolScheduler
+    from qcore.files.workspace import Workspace
     from qcore.llm.types import ToolCallRequest
     from qcore.permissions import ApprovalMode, PermissionPolicy
     from qcore.permissions.rules import Rule, RuleKind, RuleSource
-    from qcore.scheduler import ToolScheduler
     from qcore.tools.base import ToolContext
-    from qcore.tools.builtin.edit import Edit
-    from qcore.tools.builtin.write_file import WriteFile
+    from qcore.tools.builtin.edit.tool import Edit
+    from qcore.tools.builtin.edit.write_file import WriteFile
     from qcore.tools.registry import ToolRegistry
-    from qcore.workspace import Workspace
 
     registry = ToolRegistry()
     registry.register(WriteFile(ToolContext(Workspace([root]))))
@@ -207,8 +207,8 @@ async def run_write(
 
 
 async def test_auto_edit_and_allow_rules_ask_for_git_config_and_offer_no_always(tmp_path: Path) -> None:
+    from qcore.calls import ToolCallState
     from qcore.permissions import Decision
-    from qcore.scheduling import ToolCallState
     from qcore.testing import ScriptedApprover
 
     (tmp_path / ".git").mkdir()
@@ -226,7 +226,7 @@ async def test_auto_edit_and_allow_rules_ask_for_git_config_and_offer_no_always(
 
 
 async def test_an_ordinary_file_still_runs_in_auto_edit(tmp_path: Path) -> None:
-    from qcore.scheduling import ToolCallState
+    from qcore.calls import ToolCallState
 
     done = await run_write(tmp_path, "notes.txt", "auto-edit", None)
     assert done.state is ToolCallState.SUCCESS  # type: ignore[attr-defined]
@@ -237,8 +237,8 @@ async def test_every_protected_name_asks_in_auto_edit_despite_allow_rules(
     tmp_path: Path, relative: str
 ) -> None:
     """write_file where the name is written, and edit at depth with the name upper-cased."""
+    from qcore.calls import ToolCallState
     from qcore.permissions import Decision
-    from qcore.scheduling import ToolCallState
     from qcore.testing import ScriptedApprover
 
     deep = f"pkg/sub/{relative.upper()}"

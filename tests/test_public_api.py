@@ -19,6 +19,12 @@ def test_all_is_pinned_and_every_name_resolves() -> None:
 
 
 def test_importing_the_engine_pays_for_neither_openai_nor_a_ui() -> None:
-    engine = ["qcore", "qcore.agent", "qcore.runtime", "qcore.tools.registry", "qcore.llm.openai_client"]
+    engine = [
+        "qcore",
+        "qcore.agent.session",
+        "qcore.runtime",
+        "qcore.tools.registry",
+        "qcore.llm.openai.client",
+    ]
     engine.append("qcore.testing")  # the public test doubles are engine code too
     assert loaded_after(engine, ["openai", "textual", "rich", "mcp", "jupyter_client", "zmq"]) == []

@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
-from qcore.permissions.options import parse
-from qcore.permissions.readonly import is_read_only, is_read_only_command
-from qcore.permissions.readonly.sed import script_reads_only
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, command_matches
-from qcore.permissions.shell_analysis import Hazard, WordKind, analyse
-from qcore.permissions.shell_words import brace_expand, is_pattern
-from qcore.permissions.wrappers import unwrap
+from qcore.shell.analysis import Hazard, WordKind, analyse
+from qcore.shell.options import parse
+from qcore.shell.readonly import is_read_only, is_read_only_command
+from qcore.shell.readonly.sed import script_reads_only
+from qcore.shell.words import brace_expand, is_pattern
+from qcore.shell.wrappers import unwrap
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.shell import RunShellCommand
-from qcore.workspace import Workspace
 
 READ_ONLY = [
     "git status",

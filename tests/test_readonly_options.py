@@ -17,9 +17,9 @@ import subprocess
 
 import pytest
 
-from qcore.permissions.options import table
-from qcore.permissions.readonly import COMMANDS, is_read_only
-from qcore.permissions.shell_analysis import analyse
+from qcore.shell.analysis import analyse
+from qcore.shell.options import table
+from qcore.shell.readonly import COMMANDS, is_read_only
 
 GNU = [
     "cat", "head", "tail", "wc", "ls", "stat", "du", "df", "cut", "tr", "nl", "tac", "uniq", "sort", "grep",

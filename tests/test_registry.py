@@ -4,6 +4,7 @@ import pytest
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import (
     BaseTool,
@@ -17,7 +18,6 @@ from qcore.tools.base import (
 from qcore.tools.builtin import builtin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.tools.results import ToolResult
-from qcore.workspace import Workspace
 
 
 class GreetingParams(ToolParams):

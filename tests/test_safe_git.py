@@ -16,19 +16,20 @@ from pathlib import Path
 import psutil
 import pytest
 
-from qcli.tui_startup import current_branch
-from qcore import checkpoint_git, safe_git
+from qcli.tui.startup import current_branch
 from qcore.abort import AbortSignal
-from qcore.checkpoints import CheckpointError, Checkpoints
-from qcore.context_files import load_context
-from qcore.ignore import IgnoreRules
-from qcore.permissions.sandbox import NoSandbox, SandboxProfile
-from qcore.prompt import git_state
-from qcore.safe_git import repository_overrides, with_config
+from qcore.checkpoints import shadow_git as checkpoint_git
+from qcore.checkpoints.snapshots import CheckpointError, Checkpoints
+from qcore.conversation.context_files import load_context
+from qcore.conversation.prompt import git_state
+from qcore.execution import safe_git
+from qcore.execution.safe_git import repository_overrides, with_config
+from qcore.execution.sandbox import NoSandbox, SandboxProfile
+from qcore.files.ignore import IgnoreRules
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.grep import GrepSearch
+from qcore.tools.builtin.search.grep import GrepSearch
 from qcore.tools.builtin.shell import RunShellCommand
-from qcore.workspace import Workspace
 from tests.support.hostile_git import git, hostile_repository, marker_script, plain_git_env, ran, users_git
 
 UNASKED = (

@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.llm.scripted import ScriptedLLM, reply
-from qcore.permissions import ApprovalMode
-from qcore.permissions.sandbox import (
+from qcore.execution.sandbox import (
     CANNOT_START,
     BubblewrapSandbox,
     NoSandbox,
@@ -33,14 +31,16 @@ from qcore.permissions.sandbox import (
     sandbox_warnings,
     seccomp_program,
 )
-from qcore.process_tracker import OWNER_VARIABLE, ProcessTracker
+from qcore.execution.shell_runner import ShellResult, SubprocessShellRunner
+from qcore.execution.tracker import OWNER_VARIABLE, ProcessTracker
+from qcore.files.workspace import Workspace
+from qcore.llm.scripted import ScriptedLLM, reply
+from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
 from qcore.settings import Settings
-from qcore.shell_runner import ShellResult, SubprocessShellRunner
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.shell import RunShellCommand, RunShellCommandParams
 from qcore.tools.results import ToolResult
-from qcore.workspace import Workspace
 from tests.support.processes import alive
 
 SANDBOX = detect_sandbox()
@@ -425,10 +425,10 @@ def test_what_the_user_is_told_once() -> None:
 def test_qcli_tells_the_user_once_at_the_start(
     workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from qcli.launch import build_session, prepare
     from qcli.main import build_parser
-    from qcli.run import build_session, prepare
 
-    monkeypatch.setattr("qcli.run.detect_sandbox", lambda: NoSandbox("bwrap not found"))
+    monkeypatch.setattr("qcli.launch.detect_sandbox", lambda: NoSandbox("bwrap not found"))
     monkeypatch.setenv("QWEN_CODE_SYSTEM_SETTINGS_PATH", str(home / "none.json"))
     monkeypatch.setenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH", str(home / "none.json"))
     launch = prepare(build_parser().parse_args(["-p", "hi"]), cwd=workspace)
@@ -506,7 +506,7 @@ def test_the_switch_only_ever_takes_the_sandbox_away(monkeypatch: pytest.MonkeyP
     off = detect_sandbox()
     assert not off.available and off.describe() == "none (QCLI_SANDBOX=none)"
     assert "unset QCLI_SANDBOX" in sandbox_warnings(off)[0]
-    monkeypatch.setattr("qcore.permissions.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
+    monkeypatch.setattr("qcore.execution.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
     for value in ("bubblewrap", "bwrap", "on", "1"):
         monkeypatch.setenv("QCLI_SANDBOX", value)
         assert detect_sandbox().describe() == "none (bwrap not found)"
@@ -641,7 +641,7 @@ async def test_closing_the_session_ends_shell_leftovers_and_the_discovery_comman
 
 EXIT_NET = """
 import os, subprocess, sys
-from qcore.process_tracker import end_children_on_exit
+from qcore.execution.tracker import end_children_on_exit
 end_children_on_exit()
 command = "env -i setsid sleep 1000 >/dev/null 2>&1 & echo $!"
 out = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
@@ -680,7 +680,7 @@ def test_qcli_ends_even_escaped_processes_when_it_exits(how: str) -> None:
 
 
 async def test_the_tools_command_says_which_sandbox_is_in_use(workspace: Path, home: Path) -> None:
-    from qcli.commands import run_command
+    from qcli.commands.table import run_command
 
     settings = Settings.model_validate({"tools": {"sandbox": True}})
     session, _ = create_session(

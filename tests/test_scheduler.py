@@ -5,18 +5,18 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.agent.scheduler import ToolScheduler
+from qcore.calls import ToolCallState
 from qcore.events import Event, ToolCallUpdated, ToolOutputUpdated
+from qcore.files.workspace import Workspace
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
-from qcore.scheduler import ToolScheduler
-from qcore.scheduling import ToolCallState
 from qcore.testing import ScriptedApprover
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.edit import Edit
+from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.confirmation import ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType
-from qcore.workspace import Workspace
 from tests.support.tools import Echo, FakeShell
 
 

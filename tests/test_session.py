@@ -2,7 +2,7 @@ import asyncio
 from pathlib import Path
 
 from qcore.abort import AbortSignal
-from qcore.agent import Session
+from qcore.agent.session import Session
 from qcore.events import (
     AssistantMessage,
     Event,

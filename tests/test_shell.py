@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.processes import group_members
-from qcore.shell_runner import ShellChunk, SubprocessShellRunner
+from qcore.execution.processes import group_members
+from qcore.execution.shell_runner import ShellChunk, SubprocessShellRunner
+from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.shell import RunShellCommand, root_commands
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.workspace import Workspace
 from tests.support.processes import alive
 
 
@@ -300,7 +300,7 @@ async def test_an_unasked_command_runs_the_programs_the_analysis_named(
 ) -> None:
     """Without a sandbox too: a relative PATH entry, BASH_ENV and an exported function of the same name
     would make ``ls`` run the repository's own code instead."""
-    from qcore.permissions.sandbox import NoSandbox
+    from qcore.execution.sandbox import NoSandbox
 
     marker = root / "ran"
     evil = root / "ls"

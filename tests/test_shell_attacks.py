@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
-from qcore.permissions.shell_analysis import analyse
+from qcore.shell.analysis import analyse
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.shell import RunShellCommand
-from qcore.workspace import Workspace
 from tests.corpus.shell_attacks import ATTACKS, DENIED, LEGIT, Attack, make_workspace
 from tests.support.sandbox_run import Listener, run_with_listener, unavailable
 

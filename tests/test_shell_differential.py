@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qcore.permissions.readonly import is_read_only
-from qcore.permissions.shell_analysis import analyse
+from qcore.shell.analysis import analyse
+from qcore.shell.readonly import is_read_only
 from tests.support.trace import Trace, trace, unavailable
 
 SKIP_REASON = unavailable()

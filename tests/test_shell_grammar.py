@@ -1,4 +1,4 @@
-"""The grammar a line must fit to run unasked (``qcore.permissions.shell_grammar``), and the smaller one
+"""The grammar a line must fit to run unasked (``qcore.shell.grammar``), and the smaller one
 that applies where no sandbox confines what runs unasked."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.execution.sandbox import BubblewrapSandbox, NoSandbox
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
-from qcore.permissions.readonly import is_read_only
-from qcore.permissions.sandbox import BubblewrapSandbox, NoSandbox
-from qcore.permissions.shell_analysis import analyse
+from qcore.shell.analysis import analyse
+from qcore.shell.readonly import is_read_only
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.shell import RunShellCommand
-from qcore.workspace import Workspace
 
 PLAIN = [
     "ls -la",

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
+from qcore.permissions.subjects import ShellSubject
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.shell import RunShellCommand
-from qcore.tools.subjects import ShellSubject
-from qcore.workspace import Workspace
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 

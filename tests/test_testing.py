@@ -6,9 +6,10 @@ from pathlib import Path
 
 import qcore.testing
 from qcore.abort import AbortSignal
-from qcore.agent import Session
+from qcore.agent.session import Session
+from qcore.execution.shell_runner import ShellChunk
+from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
-from qcore.shell_runner import ShellChunk
 from qcore.testing import (
     FakeRunner,
     RecordingProcessRunner,
@@ -20,7 +21,6 @@ from qcore.testing import (
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.registry import ToolRegistry
-from qcore.workspace import Workspace
 
 
 def test_the_public_names_are_pinned() -> None:
@@ -80,8 +80,8 @@ async def test_search_and_discovered_tools_run_their_programs_through_the_contex
     import sys
 
     from qcore.discovery.command import discover_tools
-    from qcore.tools.builtin.glob import Glob
-    from qcore.tools.builtin.grep import GrepSearch
+    from qcore.tools.builtin.search.glob import Glob
+    from qcore.tools.builtin.search.grep import GrepSearch
 
     (tmp_path / "a.py").write_text("needle = 1\n")
     runner = RecordingProcessRunner()

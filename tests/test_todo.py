@@ -89,9 +89,9 @@ def test_invalid_lists_are_refused(todos: list[dict[str, Any]], message: str) ->
 
 
 async def test_in_a_session_the_list_is_the_sessions_and_comes_back_after_a_reload(tmp_path: Any) -> None:
-    from qcore.session_state import SessionState, load_state
+    from qcore.conversation.state import SessionState, load_state
+    from qcore.files.workspace import Workspace
     from qcore.tools.base import ToolContext
-    from qcore.workspace import Workspace
 
     state = SessionState.new("t", tmp_path, "m", tmp_path / "s.jsonl")
     tool = TodoWrite(ToolContext(Workspace([tmp_path]), session_state=state))

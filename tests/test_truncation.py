@@ -2,12 +2,12 @@ import json
 from pathlib import Path
 
 from qcore.abort import AbortSignal
+from qcore.agent.scheduler import ToolScheduler
+from qcore.execution.shell_runner import CappedText
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, PermissionPolicy
-from qcore.scheduler import ToolScheduler
-from qcore.shell_runner import CappedText
 from qcore.tools.registry import ToolRegistry
-from qcore.truncation import OutputLimits, truncate_output
+from qcore.tools.truncation import OutputLimits, truncate_output
 from tests.support.tools import Echo
 
 

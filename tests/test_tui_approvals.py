@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qcli.tui_approver import TuiApprover
+from qcli.tui.approver import TuiApprover
 from qcore.llm.scripted import reply
 from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode, ApprovalRequest

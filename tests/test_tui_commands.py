@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from qcli.tui.widgets.conversation import Notice
+from qcli.tui.widgets.screens import ConfirmScreen
 
-from qcli.widgets.conversation import Notice
-from qcli.widgets.screens import ConfirmScreen
-from qcore.llm.openai_client import OpenAIClient
+from qcore.llm.openai.client import OpenAIClient
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
 from tests.support.openai_server import Reply, ScriptedOpenAIServer

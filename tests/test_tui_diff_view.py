@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.strip import Strip
 
-from qcli.widgets.diff_rows import DiffRows, RowKind, display_text, emphasis_ranges
-from qcli.widgets.diff_view import SPLIT_MIN_WIDTH, DiffView
-from qcore.diffs import Hunk, Span, SpanKind, StructuredDiff, structured_diff
+from qcli.tui.widgets.diff.rows import DiffRows, RowKind, display_text, emphasis_ranges
+from qcli.tui.widgets.diff.view import SPLIT_MIN_WIDTH, DiffView
+from qcore.text.diffs import Hunk, Span, SpanKind, StructuredDiff, structured_diff
 from tests.support.imports import loaded_after
 
 # A Python file and an edit with three hunks: a deletion, a 1:1 replacement, and a 1:4 replacement plus an
@@ -155,9 +155,9 @@ def test_emphasis_ranges_mark_the_changed_characters_only() -> None:
 
 
 def test_the_row_model_and_highlighter_import_no_textual_and_the_view_no_pygments() -> None:
-    pure = ["qcli.widgets.diff_rows", "qcli.widgets.diff_highlight"]
+    pure = ["qcli.tui.widgets.diff.rows", "qcli.tui.widgets.diff.highlight"]
     assert loaded_after(pure, ["textual.", "pygments."]) == []
-    assert loaded_after(["qcli.widgets.diff_view"], ["pygments."]) == []
+    assert loaded_after(["qcli.tui.widgets.diff.view"], ["pygments."]) == []
 
 
 # ---------------------------------------------------------------- unified and split layouts

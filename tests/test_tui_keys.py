@@ -6,12 +6,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from qcli.tui.widgets.conversation import Notice
 from textual import events
 
-from qcli.widgets.conversation import Notice
+from qcore.calls import ToolCallState
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode
-from qcore.scheduling import ToolCallState
 from tests.support.tui import Project, idle, make_project, question, ready, screen_text, type_text, until
 
 

@@ -9,15 +9,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from textual.app import App, ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.pilot import Pilot
-from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets._collapsible import CollapsibleTitle
-from textual.widgets._markdown import MarkdownBlock, MarkdownFence, MarkdownTable
-
-from qcli.widgets.fences import (
+from qcli.tui.widgets.fences import (
     Event,
     FenceClosed,
     FenceCode,
@@ -26,8 +18,16 @@ from qcli.widgets.fences import (
     MarkdownText,
     _merge,
 )
-from qcli.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
-from qcli.widgets.plain_stream import OpenFence, PlainStream
+from qcli.tui.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
+from qcli.tui.widgets.plain_stream import OpenFence, PlainStream
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets._collapsible import CollapsibleTitle
+from textual.widgets._markdown import MarkdownBlock, MarkdownFence, MarkdownTable
+
 from tests.support.imports import loaded_after
 
 # --- The splitter, without an app -----------------------------------------------------------------
@@ -487,8 +487,8 @@ async def test_reasoning_is_collapsed_streams_cheaply_and_expands() -> None:
 
 def test_importing_the_module_loads_neither_markdown_nor_pygments() -> None:
     watched = ["textual.widgets._markdown", "pygments.lexers", "markdown_it"]
-    assert loaded_after(["qcli.widgets.markdown_stream"], watched) == []
+    assert loaded_after(["qcli.tui.widgets.markdown_stream"], watched) == []
 
 
 def test_the_fence_splitter_imports_no_textual() -> None:
-    assert loaded_after(["qcli.widgets.fences"], ["textual."]) == []
+    assert loaded_after(["qcli.tui.widgets.fences"], ["textual."]) == []

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from qcli.app import QcliApp
+from qcli.tui.app import QcliApp
+from qcore.execution.sandbox import NoSandbox
 from qcore.llm.scripted import reply
-from qcore.permissions.sandbox import NoSandbox
 from tests.support.trust import trust_folder
 from tests.support.tui import APP_PY, Project, idle, question, ready, type_text, until
 
@@ -50,7 +50,7 @@ def project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
             monkeypatch.delenv(key)
     # The same screen on every machine: as one without bubblewrap, whose start-up notice is on it.
     monkeypatch.delenv("QCLI_SANDBOX", raising=False)
-    monkeypatch.setattr("qcore.permissions.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
+    monkeypatch.setattr("qcore.execution.sandbox.find_bubblewrap", lambda: NoSandbox("bwrap not found"))
     (root / "app.py").write_text(APP_PY + "\n\n" + "\n".join(f"# note {n}" for n in range(20)) + "\n")
     trust_folder(home, root)
     yield Project(root, home)

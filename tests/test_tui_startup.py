@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from tests.support.imports import loaded_after
 
-HEAVY = ["pydantic", "openai", "mcp", "qcore.agent", "qcore.permissions", "markdown_it", "jupyter_client"]
+HEAVY = [
+    "pydantic",
+    "openai",
+    "mcp",
+    "qcore.agent.session",
+    "qcore.permissions",
+    "markdown_it",
+    "jupyter_client",
+]
 """(tree_sitter is loaded by Textual's TextArea itself when it is installed.)"""
 
 
 def test_what_the_first_frame_imports() -> None:
-    first_frame = ["qcli.main", "qcli.tui", "qcli.commands", "qcli.widgets.approval"]
+    first_frame = ["qcli.main", "qcli.tui.entry", "qcli.commands.table", "qcli.tui.widgets.approval"]
     assert loaded_after(first_frame, HEAVY) == []

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.agent import Session
+from qcore.agent.session import Session
+from qcore.agent.stats import SessionStats
+from qcore.calls import ToolCallState
 from qcore.events import AssistantReasoningDelta, AssistantTextDelta, Event, ToolCallUpdated, TurnFinished
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
-from qcore.scheduling import ToolCallState
-from qcore.stats import SessionStats
 from qcore.testing import ScriptedApprover
 from qcore.tools.registry import ToolRegistry
 from tests.support.tools import Echo, FakeShell

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from qcli.commands import run_command
-from qcore.agent import Session
+from qcli.commands.table import run_command
+from qcore.agent.session import Session
+from qcore.agent.stats import SessionStats
+from qcore.conversation.state import SessionState, load_state
+from qcore.files.workspace import Workspace
 from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
-from qcore.session_state import SessionState, load_state
 from qcore.settings import Settings
-from qcore.stats import SessionStats
 from qcore.testing import ScriptedLLM, reply
-from qcore.workspace import Workspace
 
 
 class Host:

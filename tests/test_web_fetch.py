@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.web_fetch import (
@@ -28,7 +29,6 @@ from qcore.tools.builtin.web_fetch import (
 )
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.workspace import Workspace
 from tests.support.local_http import LocalHTTPServer, QuietHandler
 
 # --- a small scripted web server ---------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.workspace import Workspace
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.web_search import (
@@ -24,7 +25,6 @@ from qcore.tools.builtin.web_search import (
 )
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType
-from qcore.workspace import Workspace
 from tests.support.local_http import LocalHTTPServer, QuietHandler
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qcli.hints import compressed_message, loop_message, with_hint
+from qcore.calls import ToolCall, ToolCallState
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
@@ -29,18 +30,17 @@ from qcore.events import (
     UsageUpdated,
 )
 from qcore.llm.types import ChatMessage
-from qcore.scheduling import ToolCall, ToolCallState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from qcli.app import QcliApp
-    from qcli.widgets.assistant import AssistantTurn
+    from qcli.tui.app import QcliApp
+    from qcli.tui.widgets.assistant import AssistantTurn
 
 
 def _assistant(app: QcliApp) -> AssistantTurn:
     if app.assistant is None:
-        from qcli.widgets.assistant import AssistantTurn
+        from qcli.tui.widgets.assistant import AssistantTurn
 
         app.assistant = AssistantTurn()
         app.conversation.add(app.assistant)
@@ -57,7 +57,7 @@ def _finish_answer(app: QcliApp) -> None:
 def _on_call(app: QcliApp, call: ToolCall) -> None:
     card = app.cards.get(call.call_id)
     if card is None:
-        from qcli.widgets.tool_card import ToolCard
+        from qcli.tui.widgets.tool_card import ToolCard
 
         _finish_answer(app)
         card = ToolCard(call)
@@ -71,7 +71,7 @@ def _on_call(app: QcliApp, call: ToolCall) -> None:
             busy=f"running {running} tool{'s' if running > 1 else ''}" if running > 1 else "running"
         )
     if call.state.terminal:
-        from qcli.widgets.tool_card import STATES
+        from qcli.tui.widgets.tool_card import STATES
 
         mark, _, style = STATES[call.state]
         output = card.body_text().plain
@@ -149,7 +149,7 @@ def show_event(app: QcliApp, event: Event) -> None:
 def show_history(app: QcliApp, messages: Sequence[ChatMessage]) -> None:
     """A resumed session's earlier conversation: prompts and answers as text, each tool call as one line
     (its result went to the model; the files show what it did)."""
-    from qcli.widgets.conversation import UserMessage
+    from qcli.tui.widgets.conversation import UserMessage
 
     for message in messages:
         text = message.text()

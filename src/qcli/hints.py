@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from qcore.calls import Unasked
 from qcore.events import ContextCompressed, LoopDetected
 from qcore.permissions.modes import ApprovalMode
-from qcore.scheduling import Unasked
 
 FrontEnd = Literal["cli", "tui", "acp"]
 

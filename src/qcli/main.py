@@ -114,12 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    from qcore.credentials import hide_own_environment
+    from qcore.execution.credentials import hide_own_environment
 
     hide_own_environment()
     if words[:1] == ["mcp"]:  # a subcommand, as in Qwen Code: qcli mcp list | add | remove
         from qcli.mcp_command import run_mcp
-        from qcore.process_tracker import end_children_on_exit
+        from qcore.execution.tracker import end_children_on_exit
 
         end_children_on_exit()
         return run_mcp(words[1:])
@@ -128,13 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.version:
         print(__version__)
         if args.verbose:
-            from qcore.permissions.sandbox import detect_sandbox, sandbox_status
+            from qcore.execution.sandbox import detect_sandbox, sandbox_status
             from qcore.settings import load_settings
 
             setting = load_settings(Path.cwd()).settings.tools.sandbox
             print(f"sandbox: {sandbox_status(detect_sandbox(), setting)}")
         return EXIT_OK
-    from qcore.process_tracker import end_children_on_exit
+    from qcore.execution.tracker import end_children_on_exit
 
     end_children_on_exit()  # nothing a command left running outlives qcli, SIGTERM and SIGHUP included
     if args.yolo and args.approval_mode:
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(
                 "--acp: the editor opens and loads sessions; drop --continue, --resume, --show-prompt"
             )
-        from qcli.acp import run_acp
+        from qcli.acp.server import run_acp
 
         return run_acp(args)
     if args.continue_session or args.resume is not None:
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.prompt is None and args.query is None and not args.show_prompt and sys.stdin.isatty()
     )
     if wants_ui and terminal:
-        from qcli.tui import run_tui  # Textual and our widgets; the engine loads after the first frame
+        from qcli.tui.entry import run_tui  # Textual and our widgets; the engine loads after the first frame
 
         return run_tui(args)
     if args.prompt_interactive is not None:
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("qcli: the interactive UI needs a terminal on stdout; use -p to run one prompt\n")
         return EXIT_INPUT
 
-    from qcli.run import run  # the engine and its dependencies load only past this point
+    from qcli.launch import run  # the engine and its dependencies load only past this point
 
     return run(args)
 

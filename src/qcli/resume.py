@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from qcli.terminal_text import visible
-from qcore.sessions import SessionInfo, SessionNotFound, SessionStore
+from qcore.conversation.store import SessionInfo, SessionNotFound, SessionStore
 
 LISTED = 20
 """How many sessions the list shows (the most recent)."""

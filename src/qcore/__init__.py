@@ -1,7 +1,7 @@
 """qcore: the engine of qcli. No UI and no printing: typed events out, decisions in through protocols.
 
 The public names below load on first use (a module ``__getattr__``), so ``import qcore`` stays cheap and
-never imports ``openai``; the OpenAI-compatible client lives in ``qcore.llm.openai_client``.
+never imports ``openai``; the OpenAI-compatible client lives in ``qcore.llm.openai.client``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from qcore._version import __version__
 
 _EXPORTS: dict[str, str] = {
     "AbortSignal": "qcore.abort",
-    "Session": "qcore.agent",
-    "TurnOutcome": "qcore.agent",
+    "Session": "qcore.agent.session",
+    "TurnOutcome": "qcore.agent.session",
     "Event": "qcore.events",
     "EventBus": "qcore.events",
     "ChatMessage": "qcore.llm.types",
@@ -30,9 +30,9 @@ _EXPORTS: dict[str, str] = {
     "Decision": "qcore.permissions",
     "PermissionPolicy": "qcore.permissions",
     "create_session": "qcore.runtime",
-    "ToolScheduler": "qcore.scheduler",
-    "ToolCall": "qcore.scheduling",
-    "ToolCallState": "qcore.scheduling",
+    "ToolScheduler": "qcore.agent.scheduler",
+    "ToolCall": "qcore.calls",
+    "ToolCallState": "qcore.calls",
     "Settings": "qcore.settings",
     "load_settings": "qcore.settings",
     "BaseTool": "qcore.tools.base",
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "qcore.tools.results",
     "ToolErrorType": "qcore.tools.results",
     "ToolResult": "qcore.tools.results",
-    "Workspace": "qcore.workspace",
+    "Workspace": "qcore.files.workspace",
 }
 
 __all__ = [
@@ -104,17 +104,17 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from qcore.abort import AbortSignal
-    from qcore.agent import Session, TurnOutcome
+    from qcore.agent.scheduler import ToolScheduler
+    from qcore.agent.session import Session, TurnOutcome
+    from qcore.calls import ToolCall, ToolCallState
     from qcore.events import Event, EventBus
+    from qcore.files.workspace import Workspace
     from qcore.llm.scripted import ScriptedLLM
     from qcore.llm.types import ChatMessage, LLMClient, LLMError, ModelResponse, ToolCallRequest, Usage
     from qcore.permissions import ApprovalMode, ApprovalRequest, Approver, Decision, PermissionPolicy
     from qcore.runtime import create_session
-    from qcore.scheduler import ToolScheduler
-    from qcore.scheduling import ToolCall, ToolCallState
     from qcore.settings import Settings, load_settings
     from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError
     from qcore.tools.confirmation import ToolConfirmationOutcome
     from qcore.tools.registry import ToolRegistry
     from qcore.tools.results import FileDiff, ToolError, ToolErrorType, ToolResult
-    from qcore.workspace import Workspace

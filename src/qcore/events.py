@@ -12,9 +12,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qcore.calls import ToolCall
 from qcore.llm.types import ToolCallRequest, Usage
 from qcore.permissions.modes import ApprovalMode
-from qcore.scheduling import ToolCall
 from qcore.tools.results import ToolResultDisplay
 
 

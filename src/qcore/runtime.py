@@ -8,28 +8,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qcore.agent import Session
-from qcore.context_files import ContextFiles, load_context
+from qcore.agent.session import Session
+from qcore.conversation.context_files import ContextFiles, load_context
+from qcore.conversation.prompt import build_system_prompt
+from qcore.conversation.state import SessionState
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
 from qcore.events import ErrorOccurred, EventBus, ToolSourceUpdate
+from qcore.files.workspace import Workspace
 from qcore.llm.types import LLMClient
 from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
 from qcore.permissions.rules import Rule
 from qcore.permissions.settings_rules import SettingsRuleStore, shell_core_prefixes
-from qcore.prompt import build_system_prompt
-from qcore.session_state import SessionState
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import builtin_tools
 from qcore.tools.registry import ToolNameClash, ToolRegistry
-from qcore.truncation import OutputLimits
-from qcore.workspace import Workspace
+from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:
     from qcore.discovery.mcp import McpManager, McpServerStatus
-    from qcore.file_access import FileAccess
-    from qcore.shell_runner import ShellRunner
+    from qcore.execution.shell_runner import ShellRunner
+    from qcore.files.access import FileAccess
 
 
 @dataclass
@@ -156,7 +156,7 @@ def create_session(
     session.context_files = context_files
     session.workspace = workspace
     if settings.general.checkpointing.enabled:
-        from qcore.turn_checkpoints import TurnCheckpoints
+        from qcore.checkpoints.turns import TurnCheckpoints
 
         def warn(message: str) -> None:
             session.events.emit(ErrorOccurred(message, "checkpoint"))

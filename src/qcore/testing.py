@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.execution.shell_runner import BackgroundProcess, OutputListener, ShellChunk, ShellResult
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalRequest, Decision
-from qcore.shell_runner import BackgroundProcess, OutputListener, ShellChunk, ShellResult
 
 if TYPE_CHECKING:
-    from qcore.permissions.sandbox import Sandbox, SandboxProfile
-    from qcore.processes import Ended
+    from qcore.execution.processes import Ended
+    from qcore.execution.sandbox import Sandbox, SandboxProfile
 
 __all__ = [
     "FakeRunner",
@@ -105,7 +105,7 @@ class FakeRunner:
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
-            from qcore.permissions.sandbox import NoSandbox
+            from qcore.execution.sandbox import NoSandbox
 
             self._sandbox = NoSandbox("a fake runner starts no process")
         return self._sandbox
@@ -156,7 +156,7 @@ def _write_log(path: Path, text: str) -> None:
 
 
 if TYPE_CHECKING:
-    from qcore.shell_runner import ShellRunner
+    from qcore.execution.shell_runner import ShellRunner
 
     _fits: ShellRunner = FakeRunner()  # mypy checks that the fake keeps the protocol's shape
 
@@ -173,6 +173,6 @@ class RecordingProcessRunner:
         self.ran.append((tuple(argv), cwd))
         if self.refuse:
             raise OSError(f"{argv[0]}: refused by the test")
-        from qcore.processes import run_group
+        from qcore.execution.processes import run_group
 
         return await run_group(argv, cwd=cwd, **options)

@@ -7,12 +7,12 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ModelResponse, ToolCallRequest
 from qcore.permissions import ApprovalMode
 from qcore.runtime import create_session
 from qcore.settings import Settings
-from qcore.workspace import Workspace
 from tests.corpus.edit_calls import Case
 
 

@@ -27,7 +27,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from qcore.permissions.sandbox import detect_sandbox, sandbox_warnings
+from qcore.execution.sandbox import detect_sandbox, sandbox_warnings
 from tests.e2e.conftest import QCLI, Workdir
 from tests.e2e.test_session_resume import assert_valid, wait_for
 from tests.support.openai_server import Reply

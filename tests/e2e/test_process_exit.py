@@ -81,14 +81,14 @@ def test_a_swallowed_exit_still_ends_the_process_and_its_children(tmp_path: Path
     swallows it. The process still ends, within the deadline, and ends what it started."""
     import textwrap
 
-    from qcore.process_tracker import EXIT_DEADLINE_SECONDS
+    from qcore.execution.tracker import EXIT_DEADLINE_SECONDS
 
     script = tmp_path / "stubborn.py"
     script.write_text(
         textwrap.dedent(
             f"""
             import subprocess, sys, time
-            from qcore.process_tracker import end_children_on_exit
+            from qcore.execution.tracker import end_children_on_exit
             end_children_on_exit()
             child = subprocess.Popen(["sleep", "300"])
             open({str(tmp_path / "child.pid")!r}, "w").write(str(child.pid))

@@ -3,7 +3,7 @@ safe: reference §2.2-2.4 and §11 item 1).
 
 Both settings are split into words shell-style (``shlex``, no shell, so ``|`` or ``>`` are plain words)
 and run in the workspace root with the user's environment (less the credentials qcli signs in with:
-``qcore.credentials``). Discovery prints a JSON array of function
+``qcore.execution.credentials``). Discovery prints a JSON array of function
 declarations; every entry is checked on its own, so one bad entry costs only itself and a failing,
 hanging or babbling command costs only the discovered tools, never start-up: everything comes back as
 ``DiscoveryResult.problems`` for the user to read. A call runs ``<call command words> <declared name>``
@@ -33,8 +33,8 @@ from qcore.abort import AbortSignal
 from qcore.discovery.declarations import NAME_PATTERN, iter_declarations, load_declaration
 from qcore.discovery.discovered_tool import TOOL_NOTE, DiscoveredParams, DiscoveredTool
 from qcore.discovery.subprocess_io import DEFAULT_MAX_OUTPUT, failure_reason, run_captured
-from qcore.process_tracker import ProcessTracker
-from qcore.processes import ProcessRunner, run_group
+from qcore.execution.processes import ProcessRunner, run_group
+from qcore.execution.tracker import ProcessTracker
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT",

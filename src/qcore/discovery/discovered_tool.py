@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from qcore.abort import AbortSignal
 from qcore.discovery.subprocess_io import DEFAULT_MAX_OUTPUT, failure_reason, run_captured
-from qcore.process_tracker import ProcessTracker
-from qcore.processes import ProcessRunner, run_group
+from qcore.execution.processes import ProcessRunner, run_group
+from qcore.execution.tracker import ProcessTracker
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments

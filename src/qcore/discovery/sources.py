@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from qcore.events import Event, ToolSourceUpdate
-from qcore.process_tracker import ProcessTracker
+from qcore.execution.tracker import ProcessTracker
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool
 from qcore.tools.registry import ToolNameClash, ToolRegistry
 
 if TYPE_CHECKING:
-    from qcore.processes import ProcessRunner
+    from qcore.execution.processes import ProcessRunner
 
 DISCOVERY = "discovery command"
 
@@ -92,8 +92,8 @@ class ToolSources:
             self.mcp.start()
 
     async def _discover(self, found: list[AnyTool]) -> None:
-        from qcore.credentials import tool_environment
         from qcore.discovery.command import discover_tools
+        from qcore.execution.credentials import tool_environment
 
         tools = self.settings.tools
         assert tools.discovery_command is not None

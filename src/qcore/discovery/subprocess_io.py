@@ -1,7 +1,7 @@
 """Run one program (no shell) with bytes on stdin and stdout/stderr captured apart: the plumbing of
 command-based tool discovery and of each discovered tool's call.
 
-The program runs as a process group through ``qcore.processes``, so a timeout, a cancel or too much output
+The program runs as a process group through ``qcore.execution.processes``, so a timeout, a cancel or too much output
 ends it *and everything it started*. Unlike the shell, stdout and stderr stay separate (the call protocol
 gives them different meanings), stdin carries data, and each stream is capped in bytes. Given a
 ``ProcessTracker``, the program is marked for it and whatever it leaves running is handed over, so its owner
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qcore.abort import AbortSignal
-from qcore.process_tracker import ProcessTracker
-from qcore.processes import KILL_GRACE_SECONDS, ProcessRunner, run_group
+from qcore.execution.processes import KILL_GRACE_SECONDS, ProcessRunner, run_group
+from qcore.execution.tracker import ProcessTracker
 
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
 """Bytes per stream, as in Qwen Code; past it the command's process group is ended."""

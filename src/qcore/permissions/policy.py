@@ -30,8 +30,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qcore.permissions import (
+    subjects,  # a module, not its names: it imports the rule matchers from this package
+)
 from qcore.permissions.modes import ApprovalMode
-from qcore.permissions.readonly import is_read_only_command
 from qcore.permissions.rules import (
     Rule,
     RuleKind,
@@ -41,15 +43,15 @@ from qcore.permissions.rules import (
     split_rule,
     tool_matches,
 )
-from qcore.permissions.shell_analysis import ShellAnalysis, SimpleCommand, WordKind, analyse
-from qcore.permissions.wrapper_table import RUNS_NOTHING_ELSE
-from qcore.tools import subjects  # a module, not its names: it imports the rule matchers from this package
+from qcore.shell.analysis import ShellAnalysis, SimpleCommand, WordKind, analyse
+from qcore.shell.readonly import is_read_only_command
+from qcore.shell.wrapper_table import RUNS_NOTHING_ELSE
 from qcore.tools.base import MUTATOR_KINDS, AnyTool, Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import tool_aliases
 
 if TYPE_CHECKING:
-    from qcore.tools.subjects import Subject
+    from qcore.permissions.subjects import Subject
 
 
 class Verdict(StrEnum):

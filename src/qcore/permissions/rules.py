@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import pathspec
 
-from qcore.permissions.shell_analysis import SimpleCommand
+from qcore.shell.analysis import SimpleCommand
 
 
 class RuleKind(StrEnum):

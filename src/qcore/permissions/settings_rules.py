@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from qcore.files import read_config_text
+from qcore.files.text_files import read_config_text
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError, split_rule
 from qcore.settings import JsoncError, LoadedSettings, SettingsProblem, migrate_legacy, parse_jsonc
 from qcore.settings.trust import hold_back

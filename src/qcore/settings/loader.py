@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from qcore.files import CONFIG_MAX_BYTES, FileTooLarge, NotRegularFile, read_regular_file
+from qcore.files.text_files import CONFIG_MAX_BYTES, FileTooLarge, NotRegularFile, read_regular_file
 from qcore.settings.envsubst import substitute_env
 from qcore.settings.jsonc import JsoncError, parse_jsonc, strip_jsonc
 from qcore.settings.legacy import migrate_legacy

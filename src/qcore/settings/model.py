@@ -136,7 +136,7 @@ class ToolsSettings(SettingsSection):
     code_interpreter: CodeInterpreterSettings = Field(default_factory=CodeInterpreterSettings)
     env_passthrough: list[str] = []
     """Credential variables qcli withholds from the processes its tools start (``OPENAI_API_KEY`` and the
-    like: ``qcore.credentials``) that are passed to them all the same."""
+    like: ``qcore.execution.credentials``) that are passed to them all the same."""
     sandbox: bool | str = False
     """Confine every approved shell command (writes only in the workspace and temp folders); where no
     sandbox can run, such commands are refused rather than run unconfined. Qwen Code also takes a

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from qcore.files import atomic_write, read_config_text
+from qcore.files.text_files import atomic_write, read_config_text
 from qcore.settings.jsonc import parse_jsonc, strip_jsonc
 from qcore.settings.writer import _append_entry, _cut_entry, _indent_of, _Scanner, _step, _Value
 

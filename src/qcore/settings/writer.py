@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qcore.files import atomic_write, read_config_text
+from qcore.files.text_files import atomic_write, read_config_text
 from qcore.settings.jsonc import parse_jsonc, strip_jsonc
 
 

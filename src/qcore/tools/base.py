@@ -35,20 +35,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from qcore.abort import AbortSignal
-from qcore.file_state import FileStates
+from qcore.files.seen import FileStates
 from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import ToolErrorType, ToolLocation, ToolResult, ToolResultDisplay
 
 if TYPE_CHECKING:
-    from qcore.file_access import FileAccess
-    from qcore.kernel import Kernel
-    from qcore.permissions.sandbox import Sandbox
-    from qcore.processes import ProcessRunner
-    from qcore.session_state import SessionState
+    from qcore.conversation.state import SessionState
+    from qcore.execution.kernel import Kernel
+    from qcore.execution.processes import ProcessRunner
+    from qcore.execution.sandbox import Sandbox
+    from qcore.execution.shell_runner import ShellRunner
+    from qcore.files.access import FileAccess
+    from qcore.files.workspace import Workspace
+    from qcore.permissions.subjects import Subject
     from qcore.settings import Settings
-    from qcore.shell_runner import ShellRunner
-    from qcore.tools.subjects import Subject
-    from qcore.workspace import Workspace
 
 
 class Kind(StrEnum):
@@ -109,18 +109,18 @@ class ToolContext:
     kernel: Kernel | None = None
     """The session's Python kernel for ``code_interpreter``; None: the tool makes one from the settings."""
     run_process: ProcessRunner | None = None
-    """How search and discovered tools run their programs; None: ``qcore.processes.run_group``. (The
+    """How search and discovered tools run their programs; None: ``qcore.execution.processes.run_group``. (The
     temp folder a tool may write to is ``workspace.temp_dir``.)"""
     session_state: SessionState | None = None
     """The session's state, for tools that keep some (the todo list); its ``files`` are ``file_states``."""
     file_access: FileAccess | None = None
     """Where ``read_file``, ``edit`` and ``write_file`` read and write the workspace's files; None: the
-    disk. A front end that holds them (an editor's unsaved buffers) passes its own (``qcore.file_access``)."""
+    disk. A front end that holds them (an editor's unsaved buffers) passes its own (``qcore.files.access``)."""
 
     def process_runner(self) -> ProcessRunner:
         if self.run_process is not None:
             return self.run_process
-        from qcore.processes import run_group
+        from qcore.execution.processes import run_group
 
         return run_group
 
@@ -262,7 +262,7 @@ class BaseTool(Generic[P]):
         access = self.context.file_access if self.context is not None else None
         if access is not None and self.workspace.holds_own_file(path):
             return access
-        from qcore.file_access import DISK
+        from qcore.files.access import DISK
 
         return DISK
 
@@ -271,14 +271,14 @@ class BaseTool(Generic[P]):
         """How this tool runs programs: the context's runner, or ``run_group`` without a context."""
         if self.context is not None:
             return self.context.process_runner()
-        from qcore.processes import run_group
+        from qcore.execution.processes import run_group
 
         return run_group
 
     def resolve_path(self, path: str, *, readable_only: bool = False) -> Path:
         """The real path inside the workspace, or ToolParamsError(path_not_in_workspace)."""
+        from qcore.files.workspace import PathOutsideWorkspace
         from qcore.tools.names import plain_path
-        from qcore.workspace import PathOutsideWorkspace
 
         try:
             return self.workspace.resolve(plain_path(path), readable_only=readable_only)

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from qcore.diffs import StructuredDiff
+    from qcore.text.diffs import StructuredDiff
 
 
 class ToolConfirmationOutcome(StrEnum):
@@ -46,7 +46,7 @@ class EditConfirmation:
 
     @cached_property
     def file_diff(self) -> str:
-        from qcore.diffs import structured_diff
+        from qcore.text.diffs import structured_diff
 
         diff = self.structured or structured_diff(self.original_content, self.new_content)
         return diff.unified(self.diff_label or self.file_name)

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from qcore.diffs import StructuredDiff
+    from qcore.text.diffs import StructuredDiff
 
 
 class ToolErrorType(StrEnum):

@@ -17,7 +17,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from qcore.credentials import tool_environment
 from qcore.discovery.mcp.config import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT,
@@ -30,6 +29,7 @@ from qcore.discovery.mcp.connection import McpConnection
 from qcore.discovery.mcp.status import McpServerState, McpServerStatus
 from qcore.discovery.mcp.tool import McpArguments, McpCallError, McpTool, map_call_result, progress_text
 from qcore.discovery.mcp.transport import all_pages
+from qcore.execution.credentials import tool_environment
 from qcore.settings.model import McpServerConfig
 from qcore.tools.names import disambiguated_tool_name, mcp_tool_name
 from qcore.tools.results import InlineDataPart, Part, TextPart
@@ -140,7 +140,7 @@ class McpManager:
     ) -> None:
         """``problems``: servers that cannot start (server name -> reason), shown as failed. ``env``: what a
         stdio server inherits under its own ``env`` (None: this process's environment less the credentials
-        qcli signs in with, ``qcore.credentials``)."""
+        qcli signs in with, ``qcore.execution.credentials``)."""
         base = dict(env) if env is not None else tool_environment()
         self._on_status = on_status
         self._connections: dict[str, McpConnection] = {}

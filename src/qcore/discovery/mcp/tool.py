@@ -16,12 +16,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from qcore.abort import AbortSignal
+from qcore.permissions.subjects import ServerSubject
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import ConfirmationDetails, McpConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
 from qcore.tools.names import mcp_prefix
 from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
-from qcore.tools.subjects import ServerSubject
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

@@ -190,7 +190,7 @@ def stdio_parameters(config: McpServerConfig, cwd: Path | None, env: Mapping[str
         command=config.command,
         args=list(config.args),
         # Qwen Code's rule, the whole environment with the server's ``env`` over it, less the credentials
-        # qcli signs in with (``qcore.credentials``), unless the server's ``env`` names them.
+        # qcli signs in with (``qcore.execution.credentials``), unless the server's ``env`` names them.
         env={**(os.environ if env is None else env), **config.env},
         cwd=str(cwd) if cwd else None,
     )

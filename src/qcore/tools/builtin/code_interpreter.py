@@ -1,6 +1,6 @@
 """``code_interpreter``: run Python in the session's Jupyter kernel, which keeps its state between calls.
 
-The kernel itself (start, interrupt, death, restart, shutdown) is ``qcore.kernel``; this module turns a
+The kernel itself (start, interrupt, death, restart, shutdown) is ``qcore.execution.kernel``; this module turns a
 call into a cell and the cell's outputs into what the model reads and the user sees: streams and text
 as they come, HTML as Markdown, images saved under the project's temp folder and handed to the model as
 image parts, errors with their traceback (colour codes stripped). The call is asked about like a shell
@@ -17,10 +17,10 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.credentials import tool_environment
-from qcore.kernel import Execution, Kernel, KernelOutput, KernelStartError
+from qcore.execution.credentials import tool_environment
+from qcore.execution.kernel import Execution, Kernel, KernelOutput, KernelStartError
+from qcore.files.storage import project_temp_dir
 from qcore.settings.model import CodeInterpreterSettings
-from qcore.storage import project_temp_dir
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.builtin.shell import UPDATE_INTERVAL_SECONDS, _Throttle, strip_ansi
 from qcore.tools.confirmation import CodeConfirmation

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
-from qcore.tools.builtin.search_common import ignore_rules, plural
+from qcore.tools.builtin.search.common import ignore_rules, plural
 from qcore.tools.results import ToolErrorType, ToolResult
 
 

@@ -22,10 +22,10 @@ from typing import Literal
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.context_files import plain_name
-from qcore.file_access import DISK, FileAccess
+from qcore.conversation.context_files import plain_name
+from qcore.files.access import DISK, FileAccess
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
-from qcore.tools.builtin.file_change import FileChangeTool, Proposal
+from qcore.tools.builtin.edit.file_change import FileChangeTool, Proposal
 from qcore.tools.results import ToolResult
 
 MEMORY_HEADING = "## Qwen Added Memories"

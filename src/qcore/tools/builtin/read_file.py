@@ -31,13 +31,20 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.file_access import FileRead
-from qcore.file_state import fingerprint
-from qcore.files import FileTooLarge, NotRegularFile, NotTextError, TextFile, decode_text, read_regular_file
-from qcore.ignore import QWEN_IGNORE, IgnoreRules
+from qcore.files.access import FileRead
+from qcore.files.ignore import QWEN_IGNORE, IgnoreRules
+from qcore.files.seen import fingerprint
+from qcore.files.text_files import (
+    FileTooLarge,
+    NotRegularFile,
+    NotTextError,
+    TextFile,
+    decode_text,
+    read_regular_file,
+)
+from qcore.permissions.subjects import PathSubject
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
-from qcore.tools.subjects import PathSubject
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_SVG_BYTES = 1024 * 1024

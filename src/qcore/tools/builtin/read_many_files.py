@@ -20,10 +20,11 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
-from qcore.ignore import IgnoreRules
+from qcore.files.ignore import IgnoreRules
+from qcore.files.text_files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
+from qcore.files.workspace import PathOutsideWorkspace
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
-from qcore.tools.builtin.search_common import (
+from qcore.tools.builtin.search.common import (
     FileFilter,
     GlobSyntaxError,
     SearchCancelled,
@@ -35,7 +36,6 @@ from qcore.tools.builtin.search_common import (
     walk_entries,
 )
 from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
-from qcore.workspace import PathOutsideWorkspace
 
 DEFAULT_MAX_CHARS = 100_000
 MAX_FILE_BYTES = 20 * 1024 * 1024

@@ -1,6 +1,6 @@
 """``run_shell_command``: run a bash command in the workspace and report its output and exit status.
 
-The tool decides what to run and how to report it; a ``ShellRunner`` (``qcore.shell_runner``) decides how it
+The tool decides what to run and how to report it; a ``ShellRunner`` (``qcore.execution.shell_runner``) decides how it
 runs. A non-zero exit is information for the model, not a failed call: only a command that cannot start at
 all is an error. Timeouts and cancellation end the whole process group and still hand back the output so
 far. Root commands for the confirmation come from the permission
@@ -25,15 +25,21 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.permissions.readonly import is_read_only
-from qcore.permissions.sandbox import SandboxProfile, sandbox_refusal, sandbox_requested, temp_folders
-from qcore.permissions.shell_analysis import analyse
-from qcore.shell_runner import CappedText, ShellChunk, ShellResult, ShellRunner, SubprocessShellRunner
-from qcore.storage import project_temp_dir
+from qcore.execution.sandbox import SandboxProfile, sandbox_refusal, sandbox_requested, temp_folders
+from qcore.execution.shell_runner import (
+    CappedText,
+    ShellChunk,
+    ShellResult,
+    ShellRunner,
+    SubprocessShellRunner,
+)
+from qcore.files.storage import project_temp_dir
+from qcore.permissions.subjects import ShellSubject
+from qcore.shell.analysis import analyse
+from qcore.shell.readonly import is_read_only
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError, UpdateOutput
 from qcore.tools.confirmation import ExecConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.subjects import ShellSubject
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from qcore.abort import AbortSignal
-from qcore.session_state import Todo
+from qcore.conversation.state import Todo
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.results import TodoEntry, TodoListDisplay, ToolResult
 

@@ -25,10 +25,10 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import Field
 
 from qcore.abort import AbortSignal
+from qcore.permissions.subjects import UrlSubject
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.confirmation import InfoConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
-from qcore.tools.subjects import UrlSubject
 
 if TYPE_CHECKING:
     import httpx

@@ -1,0 +1,336 @@
+"""One ACP session: a qcore ``Session``, its events sent to the client in order, its questions asked there.
+
+qcore emits events synchronously; the client is reached asynchronously. Updates therefore go through a
+queue drained by one task per session, so the client sees them in the order they happened, and a
+question or the turn's answer waits until every update before it has gone out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from acp import Client, RequestError
+from acp.helpers import SessionUpdate, update_agent_message_text, update_agent_thought_text
+from acp.schema import (
+    AllowedOutcome,
+    CurrentModeUpdate,
+    PermissionOption,
+    PromptResponse,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    Usage,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from qcli.acp import updates
+from qcli.acp.host import ClientHost
+from qcli.commands.table import find_command, run_command
+from qcli.hints import with_hint
+from qcore.abort import AbortSignal
+from qcore.agent.session import Session
+from qcore.agent.stats import SessionStats
+from qcore.calls import ToolCall, ToolCallState
+from qcore.conversation.mentions import expand_mentions
+from qcore.events import (
+    ApprovalModeChanged,
+    AssistantReasoningDelta,
+    AssistantTextDelta,
+    ContextUpdated,
+    ErrorOccurred,
+    Event,
+    LoopDetected,
+    ToolCallUpdated,
+    ToolOutputUpdated,
+    ToolSourceUpdate,
+)
+from qcore.llm.types import ChatMessage, LLMErrorKind
+from qcore.permissions import ApprovalRequest, Decision
+from qcore.tools.results import TodoListDisplay
+
+_log = logging.getLogger("qcli.acp.server")
+
+STOP_REASONS: dict[str, Any] = {
+    "completed": "end_turn",
+    "loop": "end_turn",
+    "cancelled": "cancelled",
+    "max_turns": "max_turn_requests",
+}
+Update = SessionUpdate | UsageUpdate
+"""What ``session/update`` carries (the SDK's helper union predates ``usage_update``)."""
+AUTH_REQUIRED = -32000
+"""ACP's code for missing or refused credentials."""
+
+
+class AcpSession:
+    """A qcore session seen through ACP; also its ``Approver`` and the ``CommandHost`` of slash commands."""
+
+    def __init__(self, client: Client, session: Session, host: ClientHost | None = None) -> None:
+        self.client = client
+        self.session = session
+        self.id = session.session_id
+        if host is not None:
+            host.session_id = self.id
+            host.on_terminal = self._on_terminal
+        self._shell_call: str | None = None
+        """The shell call running now (one at a time: commands never run side by side)."""
+        self._terminals: dict[str, str] = {}
+        """Per call: the client terminal its command runs in."""
+        self.stats = SessionStats()
+        self._queue: asyncio.Queue[Update] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._started: set[str] = set()
+        """Calls the client has a card for."""
+        self._turn: AbortSignal | None = None
+        self._error: ErrorOccurred | None = None
+        session.events.subscribe(self.stats)
+        session.events.subscribe(self._on_event)
+
+    # --- updates ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._pump is None:
+            self._pump = asyncio.get_running_loop().create_task(
+                self._send_all(), name=f"acp-updates-{self.id}"
+            )
+            self.session.start()
+
+    def send(self, update: Update) -> None:
+        self._queue.put_nowait(update)
+
+    async def flush(self) -> None:
+        """Wait until every update queued so far has reached the client."""
+        await self._queue.join()
+
+    async def _send_all(self) -> None:
+        while True:
+            update = await self._queue.get()
+            try:
+                await self.client.session_update(session_id=self.id, update=update)
+            except Exception:  # a client that cannot take one update still gets the next ones
+                _log.exception("session/update failed")
+            finally:
+                self._queue.task_done()
+
+    async def aclose(self) -> None:
+        if self._turn is not None:
+            self._turn.abort("The session was closed.")
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        await self.session.aclose()
+
+    def _locations(self, call: ToolCall) -> list[ToolCallLocation]:
+        found: list[ToolCallLocation] = []
+        tool = self.session.registry.get(call.tool_name) if call.tool_name else None
+        if tool is not None and call.params is not None:
+            try:
+                found = [
+                    ToolCallLocation(path=at.path, line=at.line) for at in tool.tool_locations(call.params)
+                ]
+            except Exception:  # a tool's locations are a nicety; the card is shown without them
+                _log.exception("tool_locations failed for %s", call.tool_name)
+        details = call.confirmation
+        if not found and details is not None and details.type == "edit":
+            found = [ToolCallLocation(path=details.file_path)]
+        return found
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, AssistantTextDelta):
+            self.send(update_agent_message_text(event.text))
+        elif isinstance(event, AssistantReasoningDelta):
+            self.send(update_agent_thought_text(event.text))
+        elif isinstance(event, ToolCallUpdated):
+            self._on_call(event.call)
+        elif isinstance(event, ToolOutputUpdated) and isinstance(event.output, str):
+            self.send(
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=event.call_id,
+                    content=[updates.text(updates.fenced(event.output))],
+                )
+            )
+        elif isinstance(event, ApprovalModeChanged):
+            self.send(
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=event.mode.value)
+            )
+        elif isinstance(event, ContextUpdated) and event.window:
+            self.send(UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window))
+        elif isinstance(event, ErrorOccurred):
+            self._error = event
+            _log.warning("session %s: %s (%s)", self.id, event.message, event.kind)
+        elif isinstance(event, LoopDetected):
+            self.send(
+                update_agent_message_text(
+                    f"\n\nStopped: {event.tool_name} failed {event.repeats} times in a row with the same "
+                    f"arguments ({event.error}).\n"
+                )
+            )
+        elif isinstance(event, ToolSourceUpdate) and event.state in ("failed", "problem"):
+            _log.warning("%s: %s", event.source, event.detail)
+
+    def _on_terminal(self, terminal_id: str) -> None:
+        call_id = self._shell_call
+        if call_id is None:
+            _log.warning("terminal %s started outside a shell call", terminal_id)
+            return
+        self._terminals[call_id] = terminal_id
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                content=[updates.terminal(terminal_id)],
+            )
+        )
+
+    def _on_call(self, call: ToolCall) -> None:
+        if call.state is ToolCallState.VALIDATING:
+            return  # the tool, its kind and its title are known from the next state on
+        if call.tool_name == "run_shell_command":
+            running = call.state is ToolCallState.EXECUTING
+            if running or self._shell_call == call.call_id:
+                self._shell_call = call.call_id if running else None
+        locations = self._locations(call)
+        if call.call_id not in self._started:
+            self._started.add(call.call_id)
+            self.send(updates.start(call, locations))
+            if not call.state.terminal:
+                return
+        terminal = self._terminals.get(call.call_id)
+        if call.state.terminal:
+            self._terminals.pop(call.call_id, None)
+        self.send(updates.progress(call, locations, terminal))
+        result = call.result
+        if (
+            call.state is ToolCallState.SUCCESS
+            and result
+            and isinstance(result.return_display, TodoListDisplay)
+        ):
+            self.send(updates.plan(result.return_display))
+
+    # --- a turn -------------------------------------------------------------------------------------
+
+    async def prompt(self, text: str) -> PromptResponse:
+        if self._turn is not None:
+            raise RequestError.invalid_request({"details": "A prompt is already running in this session."})
+        if text.startswith("/") and find_command(text[1:].split(" ", 1)[0].strip()) is not None:
+            await run_command(self, text)
+            await self.flush()
+            return PromptResponse(stop_reason="end_turn")
+        self._turn = signal = AbortSignal()
+        self._error = None
+        try:
+            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
+            for problem in expanded.problems:
+                self.notice(problem, "warning")
+            outcome = await self.session.send(expanded.text, signal)
+        finally:
+            self._turn = None
+            await self.flush()
+        usage = Usage(
+            total_tokens=outcome.usage.total_tokens,
+            input_tokens=outcome.usage.prompt_tokens,
+            output_tokens=outcome.usage.completion_tokens,
+            cached_read_tokens=outcome.usage.cached_tokens or None,
+        )
+        if outcome.reason in STOP_REASONS:
+            return PromptResponse(stop_reason=STOP_REASONS[outcome.reason], usage=usage)
+        error = self._error
+        message = with_hint(error.message, error.kind, "acp") if error else "The turn stopped with an error."
+        auth = outcome.error is not None and outcome.error.kind in (
+            LLMErrorKind.AUTH,
+            LLMErrorKind.NOT_CONFIGURED,
+        )
+        raise RequestError(
+            AUTH_REQUIRED if auth else -32603, message, {"kind": error.kind if error else "internal"}
+        )
+
+    def cancel(self) -> None:
+        """``session/cancel``: as Ctrl+C, the running commands end and the history stays sendable."""
+        if self._turn is not None:
+            self._turn.abort("The user cancelled the turn.")
+
+    # --- Approver -----------------------------------------------------------------------------------
+
+    async def _ask(self, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
+        """The chosen option's id; None when the client cancelled the question or could not be asked."""
+        await self.flush()  # the call's card goes out before the question about it
+        try:
+            response = await self.client.request_permission(
+                session_id=self.id, tool_call=call, options=options
+            )
+        except Exception:
+            _log.exception("session/request_permission failed")
+            return None
+        outcome = response.outcome
+        return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        locations = (
+            [ToolCallLocation(path=request.details.file_path)] if request.details.type == "edit" else []
+        )
+        chosen = await self._ask(updates.question(request, locations), updates.permission_options(request))
+        if chosen == updates.REJECT_ALWAYS and request.suggested_rules:
+            self.session.policy.forbid(list(request.suggested_rules))
+        return updates.decision(chosen, request)
+
+    # --- CommandHost --------------------------------------------------------------------------------
+
+    def show(self, markdown: str) -> None:
+        self.send(update_agent_message_text(markdown + "\n"))
+
+    def notice(self, text: str, kind: str = "info") -> None:
+        self.show(f"**{kind}**: {text}" if kind in ("warning", "error") else text)
+
+    async def confirm(self, question: str) -> bool:
+        call_id = f"confirm-{uuid.uuid4().hex[:12]}"
+        self.send(
+            ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=question, kind="other")
+        )
+        options = [
+            PermissionOption(option_id=updates.ALLOW_ONCE, name="Yes", kind="allow_once"),
+            PermissionOption(option_id=updates.REJECT_ONCE, name="No", kind="reject_once"),
+        ]
+        yes = (
+            await self._ask(ToolCallUpdate(tool_call_id=call_id, title=question), options)
+            == updates.ALLOW_ONCE
+        )
+        status: Any = "completed" if yes else "failed"
+        self.send(ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status))
+        return yes
+
+    async def clear_conversation(self) -> None:
+        """The editor keeps its own transcript; the model's history is what was cleared."""
+
+    def show_history(self, messages: Sequence[ChatMessage]) -> None:
+        for message in messages:
+            if message.role == "user" and message.text():
+                self.send(
+                    UserMessageChunk(
+                        session_update="user_message_chunk", content=updates.text(message.text()).content
+                    )
+                )
+            elif message.role == "assistant":
+                if message.text():
+                    self.send(update_agent_message_text(message.text()))
+                for request in message.tool_calls:
+                    self.send(
+                        ToolCallStart(
+                            session_update="tool_call",
+                            tool_call_id=request.call_id,
+                            title=request.name,
+                            status="completed",
+                            raw_input=request.arguments,
+                        )
+                    )
+
+    def quit(self) -> None:
+        self.notice("The editor ends this agent; close its thread or panel there.")

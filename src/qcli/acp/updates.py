@@ -1,0 +1,256 @@
+"""qcore's records in ACP's shapes: tool calls, their content, plans, modes, commands and questions.
+
+Pure functions with no connection and no session, so each mapping can be tested on its own. An edit
+becomes ``diff`` content (path, old text, new text) both in the permission request and in the call's
+card; a command is shown whole; a finished call carries what its result displays.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from acp.schema import (
+    AgentPlanUpdate,
+    AvailableCommand,
+    AvailableCommandInput,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PermissionOption,
+    PlanEntry,
+    SessionMode,
+    SessionModeState,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UnstructuredCommandInput,
+)
+
+from qcli.commands.table import COMMANDS
+from qcore.calls import ToolCall, ToolCallState
+from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
+from qcore.permissions.rules import RuleSource
+from qcore.tools.confirmation import ConfirmationDetails
+from qcore.tools.results import FileDiff, TodoListDisplay, ToolResultDisplay, display_text
+
+Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+Status = Literal["pending", "in_progress", "completed", "failed"]
+
+MODE_NAMES = {
+    ApprovalMode.PLAN: ("Plan", "Read and plan only: nothing is changed or run."),
+    ApprovalMode.DEFAULT: ("Default", "Edits and commands wait for your approval."),
+    ApprovalMode.AUTO_EDIT: ("Auto-edit", "Edits run unasked; commands wait for your approval."),
+    ApprovalMode.YOLO: ("Yolo", "Every edit and every command runs without a question."),
+}
+
+ACP_COMMANDS = tuple(command for command in COMMANDS if command.name != "quit")
+"""Slash commands an editor can offer; the editor, not a command, ends the agent."""
+
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
+    "allow_once",
+    "allow_always",
+    "reject_once",
+    "reject_always",
+)
+
+
+def text(value: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=value))
+
+
+def fenced(body: str, language: str = "") -> str:
+    """Markdown code block whose fence is longer than any run of backticks inside."""
+    fence = "```"
+    while fence in body:
+        fence += "`"
+    return f"{fence}{language}\n{body}\n{fence}"
+
+
+def details_content(details: ConfirmationDetails) -> list[Content]:
+    """What a question shows: the whole change or the whole command."""
+    if details.type == "edit":
+        return [
+            FileEditToolCallContent(
+                type="diff",
+                path=details.file_path,
+                old_text=details.original_content,
+                new_text=details.new_content,
+            )
+        ]
+    if details.type == "exec":
+        return [text(fenced(details.command, "sh"))]
+    if details.type == "code":
+        return [text(fenced(details.code, details.language))]
+    if details.type == "mcp":
+        return [text(f"{details.tool_display_name} from MCP server {details.server_name}")]
+    if details.type == "info":
+        return [text("\n".join([details.prompt, *details.urls]))]
+    return [text(details.plan)]
+
+
+def display_content(display: ToolResultDisplay, path: str | None = None) -> list[Content]:
+    """What a finished call shows: its diff (at ``path``, the absolute one, when known), its checklist or
+    its text."""
+    if isinstance(display, FileDiff):
+        return [
+            FileEditToolCallContent(
+                type="diff",
+                path=path or display.file_name,
+                old_text=display.original_content,
+                new_text=display.new_content,
+            )
+        ]
+    shown = display_text(display)
+    return [text(shown)] if shown else []
+
+
+def status(state: ToolCallState) -> Status:
+    if state is ToolCallState.EXECUTING:
+        return "in_progress"
+    if state is ToolCallState.SUCCESS:
+        return "completed"
+    if state in (ToolCallState.ERROR, ToolCallState.CANCELLED):
+        return "failed"
+    return "pending"
+
+
+def title(call: ToolCall) -> str:
+    name = call.display_name or call.tool_name or call.request.name
+    return f"{name}: {call.description}" if call.description else name
+
+
+def raw_input(call: ToolCall) -> Any:
+    return call.args if call.args is not None else call.request.arguments
+
+
+def _card(call: ToolCall, locations: list[ToolCallLocation], content: list[Content] | None) -> dict[str, Any]:
+    """What a card says about a call, first shown or updated."""
+    return {
+        "tool_call_id": call.call_id,
+        "title": title(call),
+        "kind": call.kind.value,
+        "status": status(call.state),
+        "content": content,
+        "locations": locations or None,
+    }
+
+
+def start(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallStart:
+    """The card for a call the client has not seen yet."""
+    content = details_content(call.confirmation) if call.confirmation else None
+    return ToolCallStart(
+        session_update="tool_call", raw_input=raw_input(call), **_card(call, locations, content)
+    )
+
+
+def terminal(terminal_id: str) -> TerminalToolCallContent:
+    return TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
+def progress(
+    call: ToolCall, locations: list[ToolCallLocation], terminal_id: str | None = None
+) -> ToolCallProgress:
+    """A later state of a call: its status, and once finished what it shows (or why it failed). A call
+    that runs in the client's terminal (``terminal_id``) keeps showing it, and why it failed if it did."""
+    content: list[Content] | None = None
+    if terminal_id is not None:
+        content = [terminal(terminal_id)]
+        if call.state.terminal and call.state is not ToolCallState.SUCCESS:
+            content.append(text(call.response_text()))
+    elif call.state.terminal:
+        result = call.result
+        if call.state is ToolCallState.SUCCESS and result is not None:
+            details = call.confirmation
+            path = details.file_path if details is not None and details.type == "edit" else None
+            content = display_content(result.return_display, path) or [text(call.response_text())]
+        else:
+            content = [text(call.response_text())]
+    elif call.confirmation is not None:
+        content = details_content(call.confirmation)
+    raw = raw_input(call) if not call.state.terminal else None
+    return ToolCallProgress(
+        session_update="tool_call_update", raw_input=raw, **_card(call, locations, content)
+    )
+
+
+def plan(display: TodoListDisplay) -> AgentPlanUpdate:
+    """``todo_write``'s list as the editor's plan."""
+    states: dict[str, Literal["pending", "in_progress", "completed"]] = {
+        "in_progress": "in_progress",
+        "completed": "completed",
+    }
+    entries = [
+        PlanEntry(content=item.content, priority="medium", status=states.get(item.status, "pending"))
+        for item in display.items
+    ]
+    return AgentPlanUpdate(session_update="plan", entries=entries)
+
+
+def modes(current: ApprovalMode) -> SessionModeState:
+    return SessionModeState(
+        current_mode_id=current.value,
+        available_modes=[
+            SessionMode(id=mode.value, name=name, description=description)
+            for mode, (name, description) in MODE_NAMES.items()
+        ],
+    )
+
+
+def available_commands() -> list[AvailableCommand]:
+    return [
+        AvailableCommand(
+            name=command.name,
+            description=command.summary,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=command.usage))
+            if command.usage
+            else None,
+        )
+        for command in ACP_COMMANDS
+    ]
+
+
+def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
+    """Allow once / allow always (when a rule can cover the call) / reject once / reject always."""
+    options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
+    if request.suggested_rules:
+        rules = ", ".join(request.suggested_rules)
+        options.append(
+            PermissionOption(option_id=ALLOW_ALWAYS, name=f"Allow always ({rules})", kind="allow_always")
+        )
+    options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
+    if request.suggested_rules:
+        rules = ", ".join(request.suggested_rules)
+        options.append(
+            PermissionOption(option_id=REJECT_ALWAYS, name=f"Reject always ({rules})", kind="reject_always")
+        )
+    return options
+
+
+def question(request: ApprovalRequest, locations: list[ToolCallLocation]) -> ToolCallUpdate:
+    """The call a permission request is about, with the whole change or command."""
+    return ToolCallUpdate(
+        tool_call_id=request.call_id,
+        title=f"{request.display_name}: {request.details.title}",
+        kind=request.kind.value,
+        status="pending",
+        content=details_content(request.details),
+        locations=locations or None,
+        raw_input=dict(request.arguments),
+    )
+
+
+def decision(option_id: str | None, request: ApprovalRequest) -> Decision:
+    """The client's choice as qcore's answer; "always" is the rule the TUI would add for this session."""
+    if option_id == ALLOW_ONCE:
+        return Decision.once()
+    if option_id == ALLOW_ALWAYS and request.suggested_rules:
+        return Decision.always(RuleSource.SESSION, request.suggested_rules)
+    if option_id == REJECT_ALWAYS:
+        return Decision.reject(
+            f"The user refused this and every call like it ({', '.join(request.suggested_rules)})."
+        )
+    if option_id is None:
+        return Decision.reject("The user cancelled the request.")
+    return Decision.reject()

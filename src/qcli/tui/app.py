@@ -1,0 +1,372 @@
+"""The Textual app: the conversation, the question in place of the prompt when one waits, the status line.
+
+The first frame comes before the engine: the session (settings, tools, MCP servers, the model client)
+is put together in a worker after mount, and anything typed meanwhile waits for it. Engine events arrive
+on the app's own loop and update the widgets directly; every decision goes back through ``TuiApprover``.
+
+The app owns the state, the layout, the prompt queue and the terminal; the rest lives beside it, each
+imported when first needed so the first frame pays for none of it: ``tui_startup`` (building the
+session), ``event_view`` (engine events), ``tui_approvals`` (the question), ``tui_keys`` (what the keys
+do) and ``tui_commands`` (what slash commands see of the app).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+
+from qcli.tui.approver import TuiApprover
+from qcli.tui.history import PromptHistory, history_path
+from qcli.tui.transcript import Transcript
+from qcli.tui.widgets.approval import ApprovalPanel
+from qcli.tui.widgets.conversation import Conversation, Notice, UserMessage
+from qcli.tui.widgets.prompt import Completion, PromptArea, PromptBox
+from qcli.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from qcli.launch import Launch
+    from qcli.tui.widgets.assistant import AssistantTurn
+    from qcli.tui.widgets.tool_card import ToolCard
+    from qcore.abort import AbortSignal
+    from qcore.agent.session import Session
+    from qcore.agent.stats import SessionStats
+    from qcore.events import Event
+    from qcore.llm.types import LLMClient
+
+__all__ = ["QcliApp"]
+
+
+class QcliApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "qcli"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "cancel / quit", priority=True, show=False),
+        Binding("ctrl+d", "quit_if_empty", show=False, priority=True),
+        Binding("shift+tab", "cycle_mode", "approval mode", priority=True, show=False),
+        Binding("escape", "cancel_turn", show=False),
+        Binding("ctrl+o", "transcript", show=False),
+    ]
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        *,
+        llm: LLMClient | None = None,
+        cwd: Path | None = None,
+        home: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.args = args
+        self._llm_override = llm
+        self.cwd = cwd or Path.cwd()
+        self.home = home
+        self.approver = TuiApprover(self._questions_changed)
+        self.transcript = Transcript()
+        self.launch: Launch | None = None
+        self._session: Session | None = None
+        self._stats: SessionStats | None = None
+        self.ready = asyncio.Event()
+        """Set once the session is built (tests wait on it)."""
+        self._last_escape = 0.0
+        self.pending: list[str] = []
+        """Prompts typed before the session was ready or while a turn runs; sent in order."""
+        self.turn_signal: AbortSignal | None = None
+        self.shell_signal: AbortSignal | None = None
+        self.cards: dict[str, ToolCard] = {}
+        self.mcp_states: dict[str, str] = {}
+        self.assistant: AssistantTurn | None = None
+        self._last_ctrl_c = 0.0
+        self._title_set = False
+        self.conversation = Conversation()
+        self.approval = ApprovalPanel()
+        self.prompt_box = PromptBox(PromptHistory(history_path(self.cwd.resolve(), home)))
+        self.status_line = StatusLine()
+
+    # --- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield self.conversation
+        yield self.approval
+        yield self.prompt_box
+        yield self.status_line
+
+    @property
+    def prompt(self) -> PromptArea:
+        return self.prompt_box.area
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("the session is not ready yet")
+        return self._session
+
+    @property
+    def stats(self) -> SessionStats:
+        assert self._stats is not None
+        return self._stats
+
+    def on_mount(self) -> None:
+        from qcli.commands.table import COMMANDS
+
+        self.prompt_box.commands = [
+            Completion(f"/{c.name}", f"/{c.name} " if c.usage else f"/{c.name}", c.summary) for c in COMMANDS
+        ]
+        self.conversation.add(Notice(self._welcome()))
+        self.prompt.focus()
+        self.status_line.set(folder=self._folder_label())
+        # After the first frame is out: the engine's imports would otherwise compete with it for the GIL.
+        self.call_after_refresh(self._start_engine)
+
+    def _welcome(self) -> str:
+        from qcore._version import __version__
+
+        demo = " · demo: a scripted model, no API key, a scratch copy" if self.args.demo else ""
+        return f"qcli {__version__}{demo} · /help for commands and keys · Shift+Tab changes the approval mode"
+
+    def _folder_label(self) -> str:
+        folder = str(self.cwd)
+        home = str(Path.home())
+        return "~" + folder[len(home) :] if folder.startswith(home) else folder
+
+    # --- the engine --------------------------------------------------------------------------------
+
+    @work(group="engine", exit_on_error=False)
+    async def _start_engine(self) -> None:
+        from qcli.tui.startup import demo_prompt, session_for, warm_imports, workspace_files
+
+        try:
+            session = await session_for(self, self._llm_override)
+        except Exception as error:  # a broken set-up is reported; the app stays usable for /quit
+            self.notice(f"Could not start: {type(error).__name__}: {error}", "error")
+            return
+        self._session = session
+        if session.checkpoints is not None:
+            session.checkpoints.warm()  # the project's first snapshot, in the background
+        from qcore.agent.stats import SessionStats
+
+        self._stats = SessionStats()
+        session.events.subscribe(self._stats)
+        session.events.subscribe(self._on_event)
+        session.start()
+        if any(message.role != "system" for message in session.history):  # a resumed session
+            from qcli.event_view import show_history
+
+            show_history(self, [m for m in session.history if m.role != "system"])
+            self.notice(f"Going on with session {session.session_id[:12]}.")
+        self.ready.set()
+        launch = self.launch
+        assert launch is not None
+        if launch.trust is not None and not launch.trust.trusted:
+            self.approval.scopes.pop("p", None)  # a project rule would be held back at the next start
+        from qcore.permissions.settings_rules import SettingsRuleStore
+
+        # The files build_session's store saves "always" rules to, named in full before anything is saved.
+        files = SettingsRuleStore(launch.cwd).paths.items()
+        self.approval.scope_files = {source.value: str(path) for source, path in files}
+        if launch.demo:
+            self.cwd = launch.cwd
+        self.status_line.set(
+            model=session.llm.model, mode=session.approval_mode.value, folder=self._folder_label()
+        )
+        self.prompt_box.files = lambda: workspace_files(session.cwd)
+        for problem in launch.problems:
+            self.notice(problem, "warning")
+        if not launch.demo and not launch.model.configured and self._llm_override is None:
+            from qcli.launch import NO_MODEL
+
+            self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", "warning")
+        self._read_branch()
+        first = self.args.prompt_interactive or (demo_prompt() if launch.demo else None)
+        if first:
+            self.pending.insert(0, first)
+        self._next_prompt()
+        if self._llm_override is None and not launch.demo:
+            await asyncio.to_thread(warm_imports)
+
+    @work(thread=True, group="git")
+    def _read_branch(self) -> None:
+        from qcli.tui.startup import current_branch
+
+        if branch := current_branch(self.session.cwd):
+            self.call_from_thread(self.status_line.set, branch=branch)
+
+    def _on_event(self, event: Event) -> None:
+        from qcli.event_view import show_event
+
+        show_event(self, event)
+
+    # --- sending -----------------------------------------------------------------------------------
+
+    def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
+        text = message.text
+        if text.startswith("/") and not text.startswith("//"):
+            self._slash_command(text)
+        elif text.startswith("!") and len(text) > 1:
+            self._user_shell(text[1:].strip())
+        else:
+            self.pending.append(text)
+            if self._session is None:
+                self.notice("Starting… your message goes as soon as the session is ready.")
+            elif self.turn_signal is not None:
+                self.notice("Queued: it goes when the current turn ends (Esc stops the turn).")
+            self._next_prompt()
+
+    def _next_prompt(self) -> None:
+        if self._session is None or self.turn_signal is not None or not self.pending:
+            return
+        self._turn(self.pending.pop(0))
+
+    @work(group="turn", exit_on_error=False)
+    async def _turn(self, text: str) -> None:
+        from qcore.abort import AbortSignal
+        from qcore.conversation.mentions import expand_mentions
+
+        session = self.session
+        self.turn_signal = signal = AbortSignal()
+        self.conversation.add(UserMessage(text))
+        self.transcript.add("user", text)
+        self.status_line.set(busy="thinking")
+        try:
+            expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
+            for problem in expanded.problems:
+                self.notice(problem, "warning")
+            if expanded.attached:
+                self.notice("attached " + ", ".join(expanded.attached))
+            await session.send(expanded.text, signal)
+        finally:
+            self.turn_signal = None
+            self.status_line.set(busy="")
+            self.call_later(self._next_prompt)
+
+    @work(group="command", exit_on_error=False)
+    async def _slash_command(self, line: str) -> None:
+        from qcli.commands.table import run_command
+        from qcli.tui.commands import TuiCommandHost
+
+        if self._session is None:
+            await self.ready.wait()
+        self.transcript.add("user", line)
+        try:
+            if not await run_command(TuiCommandHost(self), line):
+                self.notice(f"No command {line.split()[0]}; /help lists them.", "warning")
+        except Exception as error:
+            self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", "error")
+
+    @work(group="shell", exit_on_error=False)
+    async def _user_shell(self, command: str) -> None:
+        from qcli.tui.widgets.user_shell import run_user_shell
+
+        if self._session is None:
+            await self.ready.wait()
+        await run_user_shell(self, command)
+
+    # --- questions ---------------------------------------------------------------------------------
+
+    def _questions_changed(self) -> None:
+        from qcli.tui.approvals import show_question
+
+        self.call_later(show_question, self)
+
+    def on_approval_panel_answered(self, message: ApprovalPanel.Answered) -> None:
+        self.approver.answer(message.question, message.decision)
+        self.status_line.set(busy="working")
+
+    async def on_approval_panel_edit_requested(self, message: ApprovalPanel.EditRequested) -> None:
+        from qcli.tui.approvals import edit_proposal
+
+        edit_proposal(self, message.question)
+
+    async def on_prompt_area_editor_requested(self, message: PromptArea.EditorRequested) -> None:
+        from qcli.tui.editor import edit_text
+
+        edited = self._in_editor(edit_text, self.prompt.expanded_text(), ".md")
+        if edited is not None:
+            self.prompt.set_prompt(edited.rstrip("\n"))
+            self.prompt.pastes.clear()
+
+    def _in_editor(self, edit: Any, content: str, suffix: str) -> str | None:
+        """Run the editor with the terminal handed over; None when it could not run."""
+        from textual.app import SuspendNotSupported
+
+        if self.is_headless:  # no terminal to hand over (tests, pipes): the editor runs as it is
+            return edit(content, suffix)  # type: ignore[no-any-return]
+        try:
+            with self.suspend():
+                result: str | None = edit(content, suffix)
+        except SuspendNotSupported:
+            return None
+        self.refresh()
+        return result
+
+    def _terminal_title(self, title: str) -> None:
+        driver = self._driver
+        if driver is None or self.is_headless:
+            return
+        driver.write(f"\x1b]2;{title}\x07")
+        driver.flush()
+
+    # --- keys --------------------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C in layers: copy a selection; clear the input; stop the running tool; stop the turn; leave."""
+        from qcli.tui.keys import interrupt
+
+        interrupt(self)
+
+    def action_cancel_turn(self) -> None:
+        from qcli.tui.keys import cancel_turn
+
+        cancel_turn(self)
+
+    def action_quit_if_empty(self) -> None:
+        from qcli.tui.keys import quit_if_empty
+
+        quit_if_empty(self)
+
+    def action_cycle_mode(self) -> None:
+        from qcli.tui.keys import cycle_mode
+
+        cycle_mode(self)
+
+    def action_transcript(self) -> None:
+        from qcli.tui.keys import show_transcript
+
+        show_transcript(self)
+
+    # --- output ------------------------------------------------------------------------------------
+
+    def notice(self, text: str, kind: str = "info") -> None:
+        self.conversation.add(Notice(text, kind))
+        self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
+
+    def show_markdown(self, markdown: str) -> None:
+        """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""
+        from textual.widgets import Markdown
+
+        from qcli.terminal_text import visible
+
+        block = Markdown(visible(markdown), classes="command-output")
+        self.conversation.add(block)
+        self.transcript.add("command", markdown)
+
+    async def on_unmount(self) -> None:
+        if self.turn_signal is not None:
+            self.turn_signal.abort("qcli is closing.")
+        try:
+            if self._session is not None:
+                await self._session.aclose()
+                close = getattr(self._session.llm, "aclose", None)
+                if close is not None:
+                    await close()
+        finally:
+            if self.launch is not None:
+                from qcli.launch import remove_scratch
+
+                remove_scratch(self.launch)

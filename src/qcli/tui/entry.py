@@ -1,0 +1,27 @@
+"""``qcli`` in a terminal: run the app, then leave the conversation in the scrollback with a summary line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+from rich.text import Text
+
+from qcli.tui.app import QcliApp
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    app = QcliApp(args)
+    code = app.run()
+    console = Console(file=sys.stdout, highlight=False)
+    app.transcript.print(console)
+    console.print(summary_line(app))
+    return code if isinstance(code, int) else 0
+
+
+def summary_line(app: QcliApp) -> Text:
+    if app._session is None or app._stats is None:
+        return Text("qcli: no session was started.", "dim")
+    session_id = app.session.session_id[:12]
+    return Text.assemble(("qcli ", "bold"), (f"session {session_id} · ", "dim"), (app.stats.summary(), "dim"))

@@ -1,0 +1,380 @@
+"""The question put before a tool runs, in place of the prompt until it is answered.
+
+It never hides what will run: an edit shows its diff, a command is shown whole (wrapped, never cut) with
+what the policy thinks of each part and the folder it runs in, an MCP or project tool shows its server
+and arguments, a fetch its URLs. What will run (a command, code, arguments, a URL, a rule) is shown with
+every invisible or control character named (``terminal_text.reveal``); everything else from the tool is
+made ``visible``.
+
+Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and, for each scope, where
+it is saved, and takes its key (``s`` this session, ``p`` the project's settings file, ``u`` the user's;
+``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
+again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
+prompt never answers them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from qcli.terminal_text import marked, marked_code, visible
+from qcli.tui.approver import Question
+from qcli.tui.widgets.key_guard import KeyGuard, add_key
+
+if TYPE_CHECKING:  # the engine's modules load with the first question, not with the first frame
+    from qcore.permissions import ApprovalRequest, Decision
+    from qcore.permissions.policy import ShellExplanation
+
+SCOPES = {"s": "session", "p": "project", "u": "user"}
+"""Keys to rule scopes (``RuleSource`` values)."""
+SCOPE_WORDS = {
+    "session": "this session only, not saved",
+    "project": "this project",
+    "user": "you, in every project",
+}
+SCOPE_FILES = {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}
+"""Where each scope's rules are saved, until the app gives the full paths of this session's files."""
+VERDICT_STYLES = {
+    "read-only": ("✓", "green", "read-only"),
+    "allowed": ("✓", "green", "allowed by"),
+    "denied": ("✗", "red", "denied by"),
+    "asks": ("?", "yellow", "needs your approval"),
+}
+
+
+def shell_body(command: str, directory: str, explanation: ShellExplanation | None) -> RenderableType:
+    parts: list[RenderableType] = [marked_code(command, "bash")]
+    notes = Text()
+    if directory:
+        notes.append("in ", "dim")
+        notes.append(marked(directory) + "\n")
+    if explanation is not None:
+        for verdict in explanation.commands:
+            mark, style, words = VERDICT_STYLES.get(verdict.verdict, ("?", "yellow", verdict.verdict))
+            notes.append(f" {mark} ", style)
+            notes.append(marked(verdict.text))
+            notes.append(f"  {words}", style)
+            if verdict.detail:
+                notes.append(f" {visible(verdict.detail)}", "dim")
+            notes.append("\n")
+        for written in explanation.writes:
+            notes.append(" ✎ ", "yellow")
+            notes.append(Text("writes ") + marked(written) + "\n")
+        for problem in explanation.problems:
+            notes.append(" ? ", "yellow")
+            notes.append(f"{visible(problem)}\n", "dim")
+    notes.rstrip()
+    parts.append(notes)
+    return Group(*parts)
+
+
+def arguments_body(request: ApprovalRequest) -> RenderableType:
+    details = request.details
+    head = Text()
+    if details.type == "mcp":
+        head.append("MCP server ", "dim")
+        head.append(visible(details.server_name), "bold")
+        head.append("  tool ", "dim")
+        head.append(visible(details.tool_name), "bold")
+    elif details.type == "info":
+        head.append(visible(details.prompt))
+        for url in details.urls:
+            head.append("\n  ")
+            head.append(marked(url, "underline"))
+    elif details.type == "plan":
+        head.append(visible(details.plan))
+    arguments: dict[str, Any] = dict(request.arguments)
+    if not arguments:
+        return head
+    shown = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+    return Group(head, marked_code(shown, "json"))
+
+
+def _shown_path(title: str, path: str) -> str:
+    """The path as the tool shows it (relative to the workspace), from its title ``Confirm Change: x``."""
+    _, _, shown = title.partition(": ")
+    return shown or path
+
+
+class ApprovalPanel(Vertical, can_focus=True):
+    DEFAULT_CSS = """
+    ApprovalPanel {
+        height: auto;
+        max-height: 80%;
+        border: round $warning;
+        padding: 0 1;
+        display: none;
+    }
+    ApprovalPanel > #approval-title { text-style: bold; }
+    ApprovalPanel > #approval-body { height: auto; max-height: 45vh; }
+    ApprovalPanel > #approval-body.-diff { height: auto; max-height: 55vh; min-height: 5; }
+    ApprovalPanel > #approval-keys { color: $text-muted; }
+    ApprovalPanel Input { margin: 0; }
+    """
+
+    class Answered(Message):
+        def __init__(self, question: Question, decision: Decision) -> None:
+            super().__init__()
+            self.question = question
+            self.decision = decision
+
+    class EditRequested(Message):
+        """``e``: the app opens the proposal in ``$EDITOR`` and answers with the user's version."""
+
+        def __init__(self, question: Question) -> None:
+            super().__init__()
+            self.question = question
+
+    def __init__(self) -> None:
+        super().__init__(id="approval")
+        self.question: Question | None = None
+        self.step = "choose"
+        """choose, scope, rule or feedback."""
+        self.rules: tuple[str, ...] = ()
+        self.outcome = "proceed_always"
+        """The "always" answer being put together: ``proceed_always`` or ``proceed_always_server``."""
+        self.waiting = 0
+        self.scopes: dict[str, str] = dict(SCOPES)
+        """The scopes offered; without "project" when the folder is not trusted (its rules would be held
+        back at the next start)."""
+        self.scope_files: dict[str, str] = dict(SCOPE_FILES)
+        """The settings file each saved scope writes to (the app gives this session's full paths)."""
+        self.guard = KeyGuard(self, lambda _is_open: self._show_keys())
+        self._title = Static(id="approval-title")
+        self._keys = Static(id="approval-keys")
+        self._body: Widget = Static()
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        yield self._keys
+
+    # --- showing a question -------------------------------------------------------------------------
+
+    async def ask(self, question: Question, waiting: int, explanation: ShellExplanation | None) -> None:
+        self.guard.stop()  # closed from the moment the question changes, until it has been seen
+        self.question = question
+        self.waiting = waiting
+        self.step = "choose"
+        request = question.request
+        self.rules = request.suggested_rules
+        self.outcome = "proceed_always"
+        await self._remove_extras()
+        self._title.update(self._title_text(request))
+        self._body = self._make_body(request, explanation)
+        await self.mount(self._body, after=self._title)
+        self.display = True
+        self.guard.arm()
+        if hasattr(self._body, "can_focus") and self._body.can_focus:
+            self._body.focus()
+        else:
+            self.focus()
+
+    async def hide(self) -> None:
+        self.question = None
+        self.display = False
+        self.guard.stop()
+        await self._remove_extras()
+
+    async def _remove_extras(self) -> None:
+        extras = [child for child in self.children if child not in (self._title, self._keys)]
+        if extras:
+            await self.remove_children(extras)
+
+    def _title_text(self, request: ApprovalRequest) -> Text:
+        details = request.details
+        text = Text()
+        if details.type == "edit":
+            text.append("Apply this edit to ", "bold")
+            text.append(visible(_shown_path(details.title, details.file_path)), "bold underline")
+            text.append("?", "bold")
+        elif details.type == "exec":
+            text.append("Run this command?", "bold")
+        elif details.type == "code":
+            text.append(f"Run this {details.language.capitalize()} code?", "bold")
+        elif details.type == "mcp":
+            text.append(f"Call {visible(details.tool_display_name)}?", "bold")
+        else:
+            text.append(visible(details.title), "bold")
+        text.append(f"   {visible(request.display_name)} · mode {request.mode.value}", "dim")
+        if details.type == "edit" and details.protection:
+            text.append(
+                f"\n⚠ {visible(details.protection)}: asked about in every mode but yolo", "bold yellow"
+            )
+        if self.waiting:
+            text.append(f" · {self.waiting} more waiting", "yellow")
+        return text
+
+    def _make_body(self, request: ApprovalRequest, explanation: ShellExplanation | None) -> Widget:
+        details = request.details
+        if details.type == "edit":
+            from qcli.tui.widgets.diff.view import DiffView
+            from qcore.text.diffs import structured_diff
+
+            diff = details.structured or structured_diff(details.original_content, details.new_content)
+            view = DiffView([(_shown_path(details.title, details.file_path), diff)], id="approval-body")
+            view.add_class("-diff")
+            return view
+        if details.type == "exec":
+            body: RenderableType = shell_body(details.command, details.directory, explanation)
+        elif details.type == "code":
+            body = Group(
+                Text("in ", "dim") + marked(details.directory, "dim"),
+                marked_code(details.code, details.language),
+            )
+        else:
+            body = arguments_body(request)
+        scroll = VerticalScroll(Static(body), id="approval-body")
+        return scroll
+
+    def _show_keys(self) -> None:
+        request = self.question.request if self.question else None
+        text = Text()
+        live = self.guard.is_open
+
+        def key(name: str, words: str) -> None:
+            add_key(text, name, words, live=live)
+
+        if request is None:
+            self._keys.update(text)
+            return
+        if self.step == "choose":
+            if request.no_rule and not request.suggested_rules:
+                text.append(f"No “always” here: {visible(request.no_rule)}.\n", "dim")
+            key("y", "yes, once")
+            if request.suggested_rules:
+                key("a", "always…")
+            if request.server_rules:
+                key("v", f"always, all of {visible(request.details.server_name)}…")  # type: ignore[union-attr]
+            if request.details.type == "edit":
+                key("e", "edit it yourself")
+                key("s", "split/unified")
+            key("n", "no (esc)")
+        elif self.step == "scope":
+            text.append("Allow from now on: ", "bold")
+            text.append(marked(", ".join(self.rules), "bold cyan"))
+            text.append("\n")
+            for letter, scope in self.scopes.items():
+                where = self.scope_files.get(scope)
+                key(letter, f"for {SCOPE_WORDS[scope]}" + (f", saved in {visible(where)}" if where else ""))
+                text.append("\n")
+            key("r", "edit the rule")
+            key("esc", "back")
+        elif self.step == "rule":
+            text.append("Edit the rule, then Enter (Esc to go back)", "bold")
+        elif self.step == "feedback":
+            text.append("Tell the model why, or what to do instead (Enter sends, Esc skips)", "bold")
+        self._keys.update(text)
+
+    # --- answering ----------------------------------------------------------------------------------
+
+    def _answer(self, decision: Decision) -> None:
+        if self.question is not None:
+            self.post_message(self.Answered(self.question, decision))
+
+    def _reject(self, feedback: str | None = None) -> None:
+        from qcore.permissions import Decision
+
+        self._answer(Decision.reject(feedback))
+
+    async def _enter_step(self, step: str) -> None:
+        self.step = step
+        for field in self.query(Input):
+            await field.remove()
+        if step == "rule":
+            for rule in self.rules:
+                await self.mount(Input(rule, classes="rule-input"), before=self._keys)
+            self.query(Input).first().focus()
+        elif step == "feedback":
+            field = Input(placeholder="(optional) why not, or what to do instead", id="feedback")
+            await self.mount(field, before=self._keys)
+            field.focus()
+        else:
+            self.focus()
+            self.guard.arm()  # new choices: keys typed before they were seen do not pick one
+        self._show_keys()
+
+    async def on_key(self, event: events.Key) -> None:
+        if self.question is not None and self.step in ("choose", "scope") and not self.guard.admits(event):
+            event.stop()  # typed before the question (or this step of it) was seen: dropped
+            event.prevent_default()
+            return
+        if self.question is None or isinstance(self.screen.focused, Input):
+            if event.key == "escape" and self.step in ("rule", "feedback"):
+                event.stop()
+                if self.step == "feedback":
+                    self._reject()
+                else:
+                    await self._enter_step("scope")
+            return
+        from qcore.permissions import Decision
+        from qcore.permissions.rules import RuleSource
+        from qcore.tools.confirmation import ToolConfirmationOutcome
+
+        request = self.question.request
+        key = event.key
+        if self.step == "choose":
+            if key == "y":
+                self._answer(Decision.once())
+            elif key == "a" and request.suggested_rules:
+                self.rules, self.outcome = request.suggested_rules, "proceed_always"
+                await self._enter_step("scope")
+            elif key == "v" and request.server_rules:
+                self.rules, self.outcome = request.server_rules, "proceed_always_server"
+                await self._enter_step("scope")
+            elif key == "e" and request.details.type == "edit":
+                self.post_message(self.EditRequested(self.question))
+            elif key in ("n", "escape"):
+                await self._enter_step("feedback")
+            elif key == "s" and request.details.type == "edit":
+                toggle = getattr(self._body, "action_toggle_split", None)
+                if toggle is not None:
+                    toggle()
+            else:
+                return
+            event.stop()
+        elif self.step == "scope":
+            if key in self.scopes:
+                outcome = ToolConfirmationOutcome(self.outcome)
+                self._answer(Decision(outcome, scope=RuleSource(self.scopes[key]), rules=self.rules))
+            elif key == "r":
+                await self._enter_step("rule")
+            elif key == "escape":
+                await self._enter_step("choose")
+            else:
+                return
+            event.stop()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        from qcore.permissions.rules import RuleSyntaxError, split_rule
+
+        event.stop()
+        if self.step == "feedback":
+            self._reject(event.value.strip() or None)
+            return
+        edited = tuple(field.value.strip() for field in self.query(Input) if field.value.strip())
+        problems = []
+        for rule in edited:
+            try:
+                split_rule(rule)
+            except RuleSyntaxError as error:
+                problems.append(f"{rule}: {error}")
+        if not edited:
+            problems.append("a rule cannot be empty")
+        if problems:
+            self.notify(
+                visible("; ".join(problems)), severity="error", title="Not a valid rule", markup=False
+            )
+            return
+        self.rules = edited
+        await self._enter_step("scope")

@@ -1,0 +1,1 @@
+"""The diff view: rows, rendering and highlighting of only what is visible."""

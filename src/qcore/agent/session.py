@@ -1,0 +1,412 @@
+"""Session: the conversation and the loop that turns one prompt into an answer.
+
+One ``send`` is: fit the request to the model's window (``ContextKeeper`` compresses older turns), ask
+the model (streaming), run the tool calls it makes through the scheduler, give the results back in call
+order, and repeat until the model answers without calls, the turn limit is reached, the model fails, or
+the signal aborts. Everything observable is an event; nothing is printed.
+
+The history only ever takes whole steps: an assistant message joins it together with an answer for each of
+its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected
+error below us) commits the step in progress with the calls that did not finish marked cancelled, and a
+reply cut off while streaming keeps the text that arrived (unless it was cut for passing the size cap:
+that text is dropped); so the next request is always valid.
+
+What the session knows lives in its ``SessionState`` (``session.state``), which saves each change as it
+happens when it has a journal: a step is saved when it is committed, so a session resumed after a crash
+starts from the last whole step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qcore.abort import AbortSignal
+from qcore.agent.loop_guard import LoopGuard
+from qcore.agent.scheduler import ToolScheduler
+from qcore.calls import ToolCall
+from qcore.conversation.compression import ContextKeeper, Fit
+from qcore.conversation.context_files import ContextFiles
+from qcore.conversation.context_window import default_window
+from qcore.conversation.state import SessionState
+from qcore.discovery.sources import ToolSources
+from qcore.events import (
+    ApprovalModeChanged,
+    AssistantMessage,
+    AssistantReasoningDelta,
+    AssistantTextDelta,
+    ErrorOccurred,
+    EventBus,
+    LoopDetected,
+    ModelRequestStarted,
+    ModelRetrying,
+    SessionStarted,
+    ToolResultsSent,
+    TurnFinished,
+    UsageUpdated,
+    UserPrompt,
+)
+from qcore.files.workspace import Workspace
+from qcore.llm.types import (
+    ChatMessage,
+    LLMClient,
+    LLMError,
+    LLMErrorKind,
+    ModelResponse,
+    ReasoningDelta,
+    RetryNotice,
+    TextDelta,
+    ToolCallRequest,
+    Usage,
+)
+from qcore.permissions.approver import Approver
+from qcore.permissions.modes import ApprovalMode
+from qcore.permissions.policy import PermissionPolicy
+from qcore.tools.registry import ToolRegistry
+from qcore.tools.results import Part, TextPart
+from qcore.tools.truncation import OutputLimits
+
+if TYPE_CHECKING:
+    from qcore.checkpoints.turns import TurnCheckpoints
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    text: str
+    reason: str
+    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
+    num_turns: int
+    usage: Usage
+    error: LLMError | None = None
+
+
+UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before this call finished."
+
+
+@dataclass
+class _Step:
+    """One request and its tool calls, held back from the history until it is whole."""
+
+    text: list[str] = field(default_factory=list)
+    """The answer's text as it streamed in."""
+    response: ModelResponse | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    committed: bool = False
+
+
+def tool_message(call: ToolCall) -> ChatMessage:
+    media = call.result.media() if call.result and call.result.ok else []
+    content: str | list[Part] = call.response_text()
+    if media:
+        content = [TextPart(call.response_text()), *media]
+    return ChatMessage(
+        role="tool", content=content, tool_call_id=call.call_id, name=call.tool_name or call.request.name
+    )
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        llm: LLMClient,
+        registry: ToolRegistry,
+        policy: PermissionPolicy | None = None,
+        approver: Approver | None = None,
+        system_prompt: str | None = None,
+        max_turns: int = -1,
+        events: EventBus | None = None,
+        cwd: Path | None = None,
+        session_id: str | None = None,
+        limits: OutputLimits | None = None,
+        tool_sources: ToolSources | None = None,
+        system_prompt_source: Callable[[], str] | None = None,
+        state: SessionState | None = None,
+        context_window: int | None = None,
+        compression_threshold: float = 0.7,
+    ) -> None:
+        self.llm = llm
+        self.registry = registry
+        self.policy = policy or PermissionPolicy()
+        self.events = events or EventBus()
+        self.scheduler = ToolScheduler(registry, self.policy, approver, self.events.emit, limits)
+        self.max_turns = max_turns
+        self.cwd = cwd or Path.cwd()
+        self.state = state or SessionState.new(session_id or uuid.uuid4().hex, self.cwd, llm.model)
+        """History, todos, file fingerprints, session rules, turns and usage; saved as they change."""
+        self.session_id = self.state.session_id
+        if system_prompt:
+            self.state.set_system(system_prompt)
+        for pattern in self.state.rules:  # a resumed session's "always, for this session" answers
+            with contextlib.suppress(ValueError):
+                self.policy.remember([pattern])
+        self.policy.on_session_rule = self.state.rule_changed
+        self.loop_guard = LoopGuard()
+        self.context = ContextKeeper(
+            llm, self.events, context_window or default_window(llm.model), compression_threshold
+        )
+        """Measures each request against the model's window and compresses older turns near it."""
+        self.tool_sources = tool_sources
+        """Run-time tools (discovery command, MCP); the first request waits for them."""
+        self.system_prompt_source = system_prompt_source
+        """Builds the system prompt anew (context files re-read); see ``refresh_system_prompt``."""
+        self.context_files: Callable[[], ContextFiles] | None = None
+        """Reads the memory and context files the system prompt is built from."""
+        self.workspace = Workspace([self.cwd])
+        """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
+        self._started = False
+        self._warmed = False
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``)."""
+        self.sending = False
+        """True while ``send`` runs (a turn is under way)."""
+
+    @property
+    def history(self) -> list[ChatMessage]:
+        """The conversation as the model is sent it; change it through ``state``, which saves."""
+        return self.state.history
+
+    @property
+    def turns(self) -> int:
+        return self.state.turns
+
+    @property
+    def usage(self) -> Usage:
+        return self.state.usage
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        return self.policy.mode
+
+    def set_approval_mode(self, mode: ApprovalMode) -> None:
+        if mode is not self.policy.mode:
+            self.policy.mode = mode
+            self.events.emit(ApprovalModeChanged(mode))
+
+    def start(self, announce: bool = True) -> None:
+        """Announce the session (model, tools, mode) and, inside an event loop, start looking for run-time
+        tools in the background; ``send`` does it on first use, a UI on mount. ``announce=False`` starts
+        the sources only, so a caller that waits for them (``qcli -p``) announces every tool."""
+        with contextlib.suppress(RuntimeError):  # no running loop yet: send() starts them
+            asyncio.get_running_loop()
+            if self.tool_sources is not None:
+                self.tool_sources.start()
+            if not self._started and not self._warmed:
+                self._warmed = True
+                for tool in self.registry:
+                    tool.warm()
+        if not self._started and announce:
+            self._started = True
+            self.events.emit(
+                SessionStarted(
+                    self.session_id,
+                    self.llm.model,
+                    tuple(self.registry.names),
+                    self.policy.mode,
+                    str(self.cwd),
+                )
+            )
+
+    async def tools_ready(self) -> None:
+        """Start the run-time tool sources and wait for them as the first request would (MCP servers up
+        to ``mcp.startupWaitMs``), so what is declared next is what will be sent."""
+        self.start(announce=False)
+        if self.tool_sources is not None:
+            await self.tool_sources.ready()
+
+    async def aclose(self) -> None:
+        """End what the session started: MCP server processes, a discovery command still running, and
+        what the tools own (the processes their commands left running)."""
+        if self.tool_sources is not None:
+            await self.tool_sources.aclose()
+        if self.checkpoints is not None:
+            await self.checkpoints.settle()  # the last turn's end snapshot
+        if self.state.journal is not None:
+            self.state.journal.close()  # written through already; this only lets the file go
+        for tool in self.registry:
+            try:
+                await tool.aclose()
+            except Exception as error:  # one tool failing to close must not keep the others open
+                self.events.emit(ErrorOccurred(f"Closing {tool.name} failed: {error}", "internal"))
+
+    def refresh_system_prompt(self) -> str:
+        """Rebuild the system prompt (after the memory or context files changed); returns it."""
+        if self.system_prompt_source is None:
+            return next((str(m.content) for m in self.history if m.role == "system"), "")
+        text = self.system_prompt_source()
+        self.state.set_system(text)
+        return text
+
+    def clear(self) -> None:
+        """Forget the conversation (the system prompt stays); the next prompt starts afresh."""
+        self.state.clear_history()
+
+    def add_context(self, text: str) -> None:
+        """Put something the user did themselves (a command they ran) into the conversation, for the
+        model to see with the next prompt."""
+        self.state.append(ChatMessage(role="user", content=text))
+
+    def cancel_running_tools(self, reason: str = "The user stopped the command.") -> bool:
+        """End the tools running now without ending the turn: their partial output goes to the model,
+        marked as cancelled. False when nothing was running."""
+        return self.scheduler.cancel_running(reason)
+
+    async def compress(self, signal: AbortSignal | None = None) -> Fit:
+        """Compress the older turns now (``/compress``), whatever the size."""
+        return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
+
+    async def _ask_model(
+        self, signal: AbortSignal, step: _Step, tools: list[dict[str, Any]]
+    ) -> ModelResponse:
+        response: ModelResponse | None = None
+        async for item in self.llm.stream(self.history, tools, signal):
+            if isinstance(item, TextDelta):
+                step.text.append(item.text)
+                self.events.emit(AssistantTextDelta(item.text))
+            elif isinstance(item, ReasoningDelta):
+                self.events.emit(AssistantReasoningDelta(item.text))
+            elif isinstance(item, RetryNotice):
+                self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))
+            else:
+                response = item
+        if response is None:
+            raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
+        return response
+
+    def _commit(self, step: _Step) -> None:
+        """Put a step into the history once: whole, or as far as it got."""
+        if step.committed:
+            return
+        step.committed = True
+        response = step.response
+        if response is None:
+            partial = "".join(step.text)
+            if partial:
+                self.state.append(ChatMessage(role="assistant", content=partial))
+            return
+        finished = {call.call_id: call for call in step.calls}
+        self.state.append(  # one event: the saved history never holds a call without its answer
+            ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls),
+            *(
+                tool_message(call) if (call := finished.get(request.call_id)) else _unfinished(request)
+                for request in response.tool_calls
+            ),
+        )
+
+    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
+        signal = signal or AbortSignal()
+        self.start()
+        started = time.monotonic()
+        if 0 <= self.max_turns <= self.turns:
+            return self._refuse(started)
+        turns_before = self.turns
+        usage_before = self.usage
+        text, reason, failure = "", "completed", None
+        step = _Step(committed=True)
+        self.events.emit(UserPrompt(prompt))
+        self.state.append(ChatMessage(role="user", content=prompt))
+        if self.checkpoints is not None:
+            self.checkpoints.prompt(len(self.history) - 1, prompt)
+        self.loop_guard.reset()
+        self.sending = True
+        try:
+            while True:
+                if signal.aborted:
+                    reason = "cancelled"
+                    break
+                if 0 <= self.max_turns <= self.turns:
+                    reason = "max_turns"
+                    self.events.emit(
+                        ErrorOccurred(
+                            f"Reached the session turn limit ({self.max_turns}); stopping.", "max_turns"
+                        )
+                    )
+                    break
+                if self.tool_sources is not None:
+                    await self.tool_sources.ready()
+                tools = self.registry.declarations()
+                if not (await self.context.fit(self.state, tools, signal)).ok:
+                    reason = "cancelled" if signal.aborted else "error"
+                    break
+                self.state.turns += 1
+                self.events.emit(ModelRequestStarted(self.turns))
+                step = _Step()
+                try:
+                    response = await self._ask_model(signal, step, tools)
+                except LLMError as error:
+                    if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
+                        step.text.clear()  # a runaway reply, kept, would overflow every later request
+                    text = "".join(step.text)
+                    if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
+                        reason = "cancelled"
+                    else:
+                        reason, failure = "error", error
+                        self.events.emit(ErrorOccurred(str(error), error.kind.value))
+                    break
+                step.response = response
+                self.context.answered(self.history, response.usage)
+                self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
+                if response.usage:
+                    self.events.emit(UsageUpdated(response.usage, self.usage))
+                self.events.emit(
+                    AssistantMessage(self.turns, response.text, response.tool_calls, response.usage)
+                )
+                text = response.text
+                if not response.tool_calls:
+                    self._commit(step)
+                    break
+                step.calls = await self.scheduler.run(response.tool_calls, signal)
+                self._commit(step)
+                self.events.emit(ToolResultsSent(tuple(step.calls)))
+                if (looping := self.loop_guard.observe(step.calls)) is not None:
+                    reason = "loop"
+                    self.events.emit(_loop_detected(looping, self.loop_guard.limit))
+                    break
+        except asyncio.CancelledError:
+            reason = "cancelled"
+            raise
+        except Exception as error:  # a fault below us ends the turn, never the session
+            reason = "error"
+            self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
+        finally:
+            self.sending = False
+            self._commit(step)
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_ended()
+            outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
+            self.events.emit(
+                TurnFinished(
+                    outcome.text,
+                    outcome.reason,
+                    outcome.num_turns,
+                    outcome.usage,
+                    int((time.monotonic() - started) * 1000),
+                )
+            )
+        return outcome
+
+    def _refuse(self, started: float) -> TurnOutcome:
+        """Past ``max_turns``: the prompt is not taken (the history stays as it was)."""
+        message = (
+            f"This session has reached its turn limit ({self.max_turns} model requests); "
+            "it takes no new prompts."
+        )
+        self.events.emit(ErrorOccurred(message, "max_turns"))
+        outcome = TurnOutcome("", "max_turns", 0, Usage())
+        elapsed = int((time.monotonic() - started) * 1000)
+        self.events.emit(TurnFinished("", "max_turns", 0, Usage(), elapsed))
+        return outcome
+
+
+def _loop_detected(call: ToolCall, repeats: int) -> LoopDetected:
+    error = call.result.error.message if call.result and call.result.error else call.response_text()
+    return LoopDetected(call.tool_name or call.request.name, call.request.arguments, repeats, error)
+
+
+def _unfinished(request: ToolCallRequest) -> ChatMessage:
+    return ChatMessage(role="tool", content=UNFINISHED_CALL, tool_call_id=request.call_id, name=request.name)

@@ -1,0 +1,1 @@
+"""Snapshots of the workspace in a shadow git repository, taken per turn; undo and rewind."""

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible client: requests, the stream, message conversion, errors."""

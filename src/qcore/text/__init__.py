@@ -1,0 +1,1 @@
+"""Pure text algorithms: diffs and their alignment, lines, regions, line endings."""

@@ -13,7 +13,7 @@ import json
 import time
 
 from bench.common import Row
-from qcore.conversation.context_window import ContextMeter, estimate_tokens
+from qcore.llm.tokens import ContextMeter, estimate_tokens
 from qcore.llm.types import ChatMessage, ToolCallRequest
 
 SIZES = (1_000, 10_000, 100_000)

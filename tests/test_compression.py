@@ -8,10 +8,10 @@ from pathlib import Path
 from qcore.abort import AbortSignal
 from qcore.agent.session import Session
 from qcore.conversation.compression import HEADER, outcome_lines, split_point
-from qcore.conversation.context_window import ContextMeter, default_window, estimate_tokens
 from qcore.conversation.state import SessionState, load_state
 from qcore.events import ContextCompressed, ContextUpdated, ErrorOccurred, Event
 from qcore.llm.scripted import ScriptedLLM, reply
+from qcore.llm.tokens import ContextMeter, default_window, estimate_tokens
 from qcore.llm.types import ChatMessage, LLMError, LLMErrorKind, ModelResponse, ToolCallRequest
 from tests.test_session_state import session_on
 

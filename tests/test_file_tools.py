@@ -8,11 +8,12 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
+from qcore.text.diffs import FileDiff
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.builtin.read_file import ReadFile
-from qcore.tools.results import FileDiff, ToolErrorType
+from qcore.tools.results import ToolErrorType
 
 
 @pytest.fixture

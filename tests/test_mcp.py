@@ -21,11 +21,12 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.discovery.mcp import McpManager, McpServerStatus, McpTool, mcp_tool_name, servers_from_settings
 from qcore.discovery.mcp.config import parse_server_command
+from qcore.llm.parts import InlineDataPart, TextPart
 from qcore.settings.model import McpServerConfig, Settings
 from qcore.tools.base import ToolParamsError
 from qcore.tools.confirmation import McpConfirmation
 from qcore.tools.names import MAX_TOOL_NAME_LENGTH, disambiguated_tool_name
-from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
+from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.npm import npm_entry
 
 SERVER = Path(__file__).parent / "support" / "mcp_server.py"

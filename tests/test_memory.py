@@ -9,10 +9,10 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
 from qcore.settings import Settings
+from qcore.text.diffs import FileDiff
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.memory import MEMORY_HEADING, SaveMemory, add_memory, clean_fact, context_file_name
 from qcore.tools.confirmation import EditConfirmation
-from qcore.tools.results import FileDiff
 
 
 @pytest.fixture

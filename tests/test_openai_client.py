@@ -16,6 +16,7 @@ import pytest
 from qcore.abort import AbortSignal
 from qcore.llm.openai.client import OpenAIClient
 from qcore.llm.openai.messages import WireMessages, to_openai_messages
+from qcore.llm.parts import InlineDataPart, TextPart
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -29,7 +30,6 @@ from qcore.llm.types import (
     ToolCallRequest,
     Usage,
 )
-from qcore.tools.results import InlineDataPart, TextPart
 from tests.support.openai_server import READ_FILE_TOOLS, Reply, ScriptedOpenAIServer, ScriptedToolCall
 
 MakeClient = Callable[..., OpenAIClient]

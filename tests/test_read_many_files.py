@@ -12,9 +12,10 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
+from qcore.llm.parts import InlineDataPart
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.read_many_files import ReadManyFiles
-from qcore.tools.results import InlineDataPart, ToolErrorType, ToolResult
+from qcore.tools.results import ToolErrorType, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 

@@ -12,12 +12,12 @@ from qcore.agent.session import Session
 from qcore.conversation.state import SessionFileError, SessionState, Todo, load_state
 from qcore.conversation.store import SessionStore
 from qcore.events import Event, LoopDetected, TurnFinished
+from qcore.llm.parts import InlineDataPart, TextPart
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ChatMessage, ToolCallRequest, Usage
 from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.rules import RuleSource
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.results import InlineDataPart, TextPart
 from tests.support.tools import Echo
 from tests.test_turn_safety import assert_sendable
 

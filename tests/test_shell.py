@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.execution.processes import group_members
+from qcore.execution.groups import group_members
 from qcore.execution.shell_runner import ShellChunk, SubprocessShellRunner
 from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext, ToolParamsError

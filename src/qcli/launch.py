@@ -150,7 +150,7 @@ class Launch:
             return demo_model(self.cwd)
         if not self.model.configured:
             return None
-        from qcore.llm.openai.client import OpenAIClient
+        from qcore.llm.openai import OpenAIClient
 
         return OpenAIClient(model=self.model.model, api_key=self.model.api_key, base_url=self.model.base_url)
 

@@ -42,7 +42,7 @@ _EXPORTS: dict[str, str] = {
     "ToolParamsError": "qcore.tools.base",
     "ToolConfirmationOutcome": "qcore.tools.confirmation",
     "ToolRegistry": "qcore.tools.registry",
-    "FileDiff": "qcore.tools.results",
+    "FileDiff": "qcore.text.diffs",
     "ToolError": "qcore.tools.results",
     "ToolErrorType": "qcore.tools.results",
     "ToolResult": "qcore.tools.results",
@@ -114,7 +114,8 @@ if TYPE_CHECKING:
     from qcore.permissions import ApprovalMode, ApprovalRequest, Approver, Decision, PermissionPolicy
     from qcore.runtime import create_session
     from qcore.settings import Settings, load_settings
+    from qcore.text.diffs import FileDiff
     from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, ToolParamsError
     from qcore.tools.confirmation import ToolConfirmationOutcome
     from qcore.tools.registry import ToolRegistry
-    from qcore.tools.results import FileDiff, ToolError, ToolErrorType, ToolResult
+    from qcore.tools.results import ToolError, ToolErrorType, ToolResult

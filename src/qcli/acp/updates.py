@@ -32,8 +32,9 @@ from qcli.commands.table import COMMANDS
 from qcore.calls import ToolCall, ToolCallState
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
+from qcore.text.diffs import FileDiff
 from qcore.tools.confirmation import ConfirmationDetails
-from qcore.tools.results import FileDiff, TodoListDisplay, ToolResultDisplay, display_text
+from qcore.tools.results import TodoListDisplay, ToolResultDisplay, display_text
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 Status = Literal["pending", "in_progress", "completed", "failed"]

@@ -22,6 +22,7 @@ from typing import Any
 from qcore.abort import AbortSignal
 from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
+from qcore.llm.parts import TextPart
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
@@ -30,7 +31,7 @@ from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolPara
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.results import LLMContent, TextPart, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
+from qcore.tools.results import LLMContent, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.tools.truncation import OutputLimits, truncate_output
 
 CANCEL_GRACE_SECONDS = 2.0

@@ -33,7 +33,6 @@ from qcore.agent.scheduler import ToolScheduler
 from qcore.calls import ToolCall
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
-from qcore.conversation.context_window import default_window
 from qcore.conversation.state import SessionState
 from qcore.discovery.sources import ToolSources
 from qcore.events import (
@@ -53,6 +52,8 @@ from qcore.events import (
     UserPrompt,
 )
 from qcore.files.workspace import Workspace
+from qcore.llm.parts import Part, TextPart
+from qcore.llm.tokens import default_window
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -69,7 +70,6 @@ from qcore.permissions.approver import Approver
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.policy import PermissionPolicy
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.results import Part, TextPart
 from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:

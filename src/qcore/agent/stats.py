@@ -22,8 +22,8 @@ from qcore.events import (
     UsageUpdated,
 )
 from qcore.llm.types import Usage
+from qcore.text.diffs import FileDiff
 from qcore.tools.confirmation import EditConfirmation, ToolConfirmationOutcome
-from qcore.tools.results import FileDiff
 
 
 @dataclass

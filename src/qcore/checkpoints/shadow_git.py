@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from qcore.checkpoints.restore import Entry
-from qcore.execution.processes import signal_name
+from qcore.execution.groups import signal_name
 from qcore.execution.safe_git import FIXED, blocking_file, git_folder, own_environment, run_git
 from qcore.files.text_files import CONFIG_MAX_BYTES, read_regular_file
 

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.conversation.context_window import (
+from qcore.conversation.state import SessionState
+from qcore.events import ContextCompressed, ContextUpdated, ErrorOccurred, EventBus
+from qcore.llm.tokens import (
     BYTES_PER_TOKEN,
     ContextMeter,
     message_bytes,
     tokens_of,
     tools_bytes,
 )
-from qcore.conversation.state import SessionState
-from qcore.events import ContextCompressed, ContextUpdated, ErrorOccurred, EventBus
 from qcore.llm.types import ChatMessage, LLMClient, LLMError, LLMErrorKind, ModelResponse, Usage
 
 KEEP = 0.4

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qcore.files.text_files import read_config_text
+from qcore.files.workspace import plain_name
 
 DEFAULT_FILE_NAMES: tuple[str, ...] = ("QWEN.md", "AGENTS.md")
 MAX_CONTEXT_CHARS = 40_000
@@ -52,11 +53,6 @@ def _read(path: Path) -> str | None:
         return read_config_text(path, errors="replace").replace("\r\n", "\n")
     except OSError:  # missing, a directory, unreadable: nothing to add
         return None
-
-
-def plain_name(name: str) -> bool:
-    """A context file name is a name, not a path: ``../../.ssh/id_rsa`` from a project's settings is not."""
-    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
 def load_context(

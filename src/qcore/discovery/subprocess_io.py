@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qcore.abort import AbortSignal
-from qcore.execution.processes import KILL_GRACE_SECONDS, ProcessRunner, run_group
+from qcore.execution.groups import KILL_GRACE_SECONDS
+from qcore.execution.processes import ProcessRunner, run_group
 from qcore.execution.tracker import ProcessTracker
 
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from qcore.abort import AbortSignal
 from qcore.execution.credentials import tool_environment
-from qcore.execution.processes import KILL_GRACE_SECONDS, MERGE, run_group
+from qcore.execution.groups import KILL_GRACE_SECONDS
+from qcore.execution.processes import MERGE, run_group
 from qcore.execution.tracker import ProcessTracker
 
 if TYPE_CHECKING:

@@ -116,3 +116,8 @@ def project_root(start: str | Path, home: Path | None = None) -> Path:
         if (folder / ".git").exists():
             return begin if folder == home_dir and begin != home_dir else folder
     return begin
+
+
+def plain_name(name: str) -> bool:
+    """A file name, not a path: ``../../.ssh/id_rsa`` named by a project's settings is not one."""
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")

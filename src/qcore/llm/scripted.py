@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.conversation.context_window import estimate_tokens
+from qcore.llm.tokens import estimate_tokens
 from qcore.llm.types import (
     ChatMessage,
     LLMError,

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from qcore.abort import AbortSignal
-from qcore.tools.results import Part, TextPart, part_from_json
+from qcore.llm.parts import Part, TextPart, part_from_json
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant", "tool"))

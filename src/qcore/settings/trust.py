@@ -26,8 +26,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from qcore.conversation.context_files import plain_name
 from qcore.files.text_files import read_config_text
+from qcore.files.workspace import plain_name
 from qcore.settings.jsonc import JsoncError, parse_jsonc
 
 __all__ = [

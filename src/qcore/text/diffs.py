@@ -21,6 +21,7 @@ final newline alone changes that line, as ``diff -u`` shows it (with ``\\ No new
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,7 +30,6 @@ from typing import NamedTuple
 from qcore.text.align import Change, changed_runs
 from qcore.text.lines import TextLines
 from qcore.text.regions import Region, changed_regions
-from qcore.tools.results import DiffStat, FileDiff
 
 CONTEXT_LINES = 3
 
@@ -293,3 +293,37 @@ def file_diff(
         structured=diff,
         labels=(path_label, from_label, to_label),
     )
+
+
+@dataclass(frozen=True)
+class DiffStat:
+    """Line and character counts: model_* compare old with proposed, user_* proposed with final."""
+
+    model_added_lines: int = 0
+    model_removed_lines: int = 0
+    model_added_chars: int = 0
+    model_removed_chars: int = 0
+    user_added_lines: int = 0
+    user_removed_lines: int = 0
+    user_added_chars: int = 0
+    user_removed_chars: int = 0
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """A change to one file, for the user to read; ``original_content`` None means a new file."""
+
+    file_name: str
+    original_content: str | None
+    new_content: str
+    structured: StructuredDiff
+    """The change as hunks, for a UI to draw without parsing text."""
+    labels: tuple[str, str, str]
+    """The path and the two sides' names that head the unified text."""
+    diff_stat: DiffStat | None = None
+
+    @functools.cached_property
+    def file_diff(self) -> str:
+        """The unified text, made when first read: a ``replace_all`` over a big file makes thousands of
+        hunks that a front end drawing ``structured`` never needs as text."""
+        return self.structured.unified(*self.labels)

@@ -6,14 +6,12 @@ the two. The presence of ``ToolResult.error`` alone marks a call as failed.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from qcore.text.diffs import StructuredDiff
+from qcore.llm.parts import InlineDataPart, Part, TextPart
+from qcore.text.diffs import FileDiff
 
 
 class ToolErrorType(StrEnum):
@@ -63,78 +61,7 @@ class ToolError:
     type: ToolErrorType = ToolErrorType.UNKNOWN
 
 
-@dataclass(frozen=True)
-class TextPart:
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": "text", "text": self.text}
-
-
-@dataclass(frozen=True)
-class InlineDataPart:
-    """Media the model can see (an image, a PDF page), base64-encoded."""
-
-    mime_type: str
-    data: str
-    display_name: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        record = {"type": "inline", "mime_type": self.mime_type, "data": self.data}
-        if self.display_name is not None:
-            record["display_name"] = self.display_name
-        return record
-
-
-Part = TextPart | InlineDataPart
-
-
-def part_from_json(record: Any) -> Part:
-    """A part from its ``to_json`` form; ``ValueError`` names what is wrong (the file is not ours to trust)."""
-    kind = record.get("type") if isinstance(record, dict) else None
-    if kind == "text" and isinstance(record.get("text"), str):
-        return TextPart(record["text"])
-    if kind == "inline" and isinstance(record.get("mime_type"), str) and isinstance(record.get("data"), str):
-        name = record.get("display_name")
-        return InlineDataPart(record["mime_type"], record["data"], name if isinstance(name, str) else None)
-    raise ValueError(f"not a message part: {str(record)[:80]}")
-
-
 LLMContent = str | Sequence[Part]
-
-
-@dataclass(frozen=True)
-class DiffStat:
-    """Line and character counts: model_* compare old with proposed, user_* proposed with final."""
-
-    model_added_lines: int = 0
-    model_removed_lines: int = 0
-    model_added_chars: int = 0
-    model_removed_chars: int = 0
-    user_added_lines: int = 0
-    user_removed_lines: int = 0
-    user_added_chars: int = 0
-    user_removed_chars: int = 0
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """A change to one file, for the user to read; ``original_content`` None means a new file."""
-
-    file_name: str
-    original_content: str | None
-    new_content: str
-    structured: StructuredDiff
-    """The change as hunks, for a UI to draw without parsing text."""
-    labels: tuple[str, str, str]
-    """The path and the two sides' names that head the unified text."""
-    diff_stat: DiffStat | None = None
-
-    @functools.cached_property
-    def file_diff(self) -> str:
-        """The unified text, made when first read: a ``replace_all`` over a big file makes thousands of
-        hunks that a front end drawing ``structured`` never needs as text."""
-        return self.structured.unified(*self.labels)
 
 
 @dataclass(frozen=True)

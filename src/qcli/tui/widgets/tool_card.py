@@ -21,7 +21,8 @@ from textual.widgets import Static
 
 from qcli.terminal_text import visible
 from qcore.calls import ToolCall, ToolCallState
-from qcore.tools.results import FileDiff, ImageDisplay, TodoListDisplay, ToolResultDisplay
+from qcore.text.diffs import FileDiff
+from qcore.tools.results import ImageDisplay, TodoListDisplay, ToolResultDisplay
 
 COLLAPSED_LINES = 5
 EXPANDED_LINES = 400

@@ -30,9 +30,9 @@ from qcore.discovery.mcp.status import McpServerState, McpServerStatus
 from qcore.discovery.mcp.tool import McpArguments, McpCallError, McpTool, map_call_result, progress_text
 from qcore.discovery.mcp.transport import all_pages
 from qcore.execution.credentials import tool_environment
+from qcore.llm.parts import InlineDataPart, Part, TextPart
 from qcore.settings.model import McpServerConfig
 from qcore.tools.names import disambiguated_tool_name, mcp_tool_name
-from qcore.tools.results import InlineDataPart, Part, TextPart
 
 if TYPE_CHECKING:
     from qcore.settings import Settings

@@ -16,12 +16,13 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from qcore.abort import AbortSignal
+from qcore.llm.parts import InlineDataPart, Part, TextPart
 from qcore.permissions.subjects import ServerSubject
 from qcore.tools.base import BaseTool, Kind, UpdateOutput
 from qcore.tools.confirmation import ConfirmationDetails, McpConfirmation
 from qcore.tools.json_schema import build_validator, validate_arguments
 from qcore.tools.names import mcp_prefix
-from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
+from qcore.tools.results import ToolErrorType, ToolResult
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

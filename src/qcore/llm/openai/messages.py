@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from qcore.llm.parts import InlineDataPart, Part, TextPart
 from qcore.llm.types import ChatMessage
-from qcore.tools.results import InlineDataPart, Part, TextPart
 
 
 def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:

@@ -20,19 +20,12 @@ from qcore.abort import AbortSignal
 from qcore.execution.credentials import tool_environment
 from qcore.execution.kernel import Execution, Kernel, KernelOutput, KernelStartError
 from qcore.files.storage import project_temp_dir
+from qcore.llm.parts import InlineDataPart, Part, TextPart
 from qcore.settings.model import CodeInterpreterSettings
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.builtin.shell import UPDATE_INTERVAL_SECONDS, _Throttle, strip_ansi
 from qcore.tools.confirmation import CodeConfirmation
-from qcore.tools.results import (
-    ImageDisplay,
-    InlineDataPart,
-    Part,
-    TextPart,
-    ToolErrorType,
-    ToolResult,
-    ToolResultDisplay,
-)
+from qcore.tools.results import ImageDisplay, ToolErrorType, ToolResult, ToolResultDisplay
 
 DEFAULT_TIMEOUT_MS = 120_000
 IMAGE_TYPES = {"image/png": "png", "image/jpeg": "jpg"}

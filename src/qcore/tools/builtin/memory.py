@@ -22,8 +22,8 @@ from typing import Literal
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.conversation.context_files import plain_name
 from qcore.files.access import DISK, FileAccess
+from qcore.files.workspace import plain_name
 from qcore.tools.base import Kind, ToolContext, ToolParams, ToolParamsError
 from qcore.tools.builtin.edit.file_change import FileChangeTool, Proposal
 from qcore.tools.results import ToolResult

@@ -42,9 +42,10 @@ from qcore.files.text_files import (
     decode_text,
     read_regular_file,
 )
+from qcore.llm.parts import InlineDataPart, TextPart
 from qcore.permissions.subjects import PathSubject
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
-from qcore.tools.results import InlineDataPart, TextPart, ToolErrorType, ToolResult
+from qcore.tools.results import ToolErrorType, ToolResult
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_SVG_BYTES = 1024 * 1024

@@ -23,6 +23,7 @@ from qcore.abort import AbortSignal
 from qcore.files.ignore import IgnoreRules
 from qcore.files.text_files import FileTooLarge, NotRegularFile, NotTextError, decode_text, read_regular_file
 from qcore.files.workspace import PathOutsideWorkspace
+from qcore.llm.parts import InlineDataPart, Part, TextPart
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
 from qcore.tools.builtin.search.common import (
     FileFilter,
@@ -35,7 +36,7 @@ from qcore.tools.builtin.search.common import (
     plural,
     walk_entries,
 )
-from qcore.tools.results import InlineDataPart, Part, TextPart, ToolErrorType, ToolResult
+from qcore.tools.results import ToolErrorType, ToolResult
 
 DEFAULT_MAX_CHARS = 100_000
 MAX_FILE_BYTES = 20 * 1024 * 1024

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from qcore.llm.parts import TextPart
 from qcore.llm.types import ChatMessage
-from qcore.tools.results import TextPart
 
 BYTES_PER_TOKEN = 4
 MEDIA_TOKENS = 1_500

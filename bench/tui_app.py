@@ -73,9 +73,10 @@ def _project(root: Path, lines: int) -> None:
 
 async def _conversation_latency(messages: int, presses: int) -> float:
     """Keystrokes after ``messages`` messages went through the conversation (half questions, half answers)."""
+    from tests.support.tui import Project, ready
+
     from qcli.tui.widgets.assistant import AssistantTurn
     from qcli.tui.widgets.conversation import UserMessage
-    from tests.support.tui import Project, ready
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "p"

@@ -22,13 +22,13 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from qcli.tui.widgets.markdown_stream import StreamingMarkdown
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Log, Markdown
 
 from bench.common import Row
+from qcli.tui.widgets.markdown_stream import StreamingMarkdown
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
 INTRO = "Here is the module, rewritten:\n\n```python\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qcli.tui.widgets.screens import TrustScreen
 
+from qcli.tui.widgets.screens import TrustScreen
 from qcore.conversation.context_files import load_context
 from qcore.permissions.rules import Rule, RuleKind, RuleSource, RuleSyntaxError
 from qcore.permissions.settings_rules import rules_from_settings

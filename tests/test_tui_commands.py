@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from qcli.tui.widgets.conversation import Notice
 from qcli.tui.widgets.screens import ConfirmScreen
-
 from qcore.llm.openai.client import OpenAIClient
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode

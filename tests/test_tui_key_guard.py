@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from qcli.tui.widgets.screens import ConfirmScreen, TrustScreen
 from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
 from qcli.tui.app import QcliApp
+from qcli.tui.widgets.screens import ConfirmScreen, TrustScreen
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
 from qcore.settings import trusted_folders_path

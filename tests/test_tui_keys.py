@@ -6,9 +6,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from qcli.tui.widgets.conversation import Notice
 from textual import events
 
+from qcli.tui.widgets.conversation import Notice
 from qcore.calls import ToolCallState
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode

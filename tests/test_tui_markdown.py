@@ -9,6 +9,14 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets._collapsible import CollapsibleTitle
+from textual.widgets._markdown import MarkdownBlock, MarkdownFence, MarkdownTable
+
 from qcli.tui.widgets.fences import (
     Event,
     FenceClosed,
@@ -20,14 +28,6 @@ from qcli.tui.widgets.fences import (
 )
 from qcli.tui.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
 from qcli.tui.widgets.plain_stream import OpenFence, PlainStream
-from textual.app import App, ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.pilot import Pilot
-from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets._collapsible import CollapsibleTitle
-from textual.widgets._markdown import MarkdownBlock, MarkdownFence, MarkdownTable
-
 from tests.support.imports import loaded_after
 
 # --- The splitter, without an app -----------------------------------------------------------------

@@ -9,9 +9,9 @@ import io
 from pathlib import Path
 
 import pytest
-from qcli.tui.widgets.reasoning_block import ReasoningBlock
 from rich.console import Console
 
+from qcli.tui.widgets.reasoning_block import ReasoningBlock
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode, ApprovalRequest
 from qcore.tools.base import Kind

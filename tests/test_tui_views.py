@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+
 from qcli.tui.widgets.conversation import Notice, PrunedMarker, UserMessage
 from qcli.tui.widgets.tool_card import ToolCard
-
 from qcore.llm.scripted import reply
 from tests.support.tui import Project, idle, make_project, question, ready, screen_text
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qcli.tui.widgets.screens import GuardedQuestion
 from textual.pilot import Pilot
 
 from qcli.main import build_parser
 from qcli.tui.app import QcliApp
+from qcli.tui.widgets.screens import GuardedQuestion
 from qcore.llm.scripted import ScriptedLLM, Step
 from qcore.llm.types import LLMClient
 from tests.support.trust import trust_folder

@@ -363,8 +363,10 @@ async def test_stream_ending_without_a_finish_reason_before_any_text_is_retried(
 ) -> None:
     openai_server.script.extend(
         [
-            Reply(text="lost", end_after_chunks=1),
-            Reply(tool_calls=[ScriptedToolCall("read_file", '{"path": "a.py"}')], end_after_chunks=99),
+            Reply(text="lost", end_after_chunks=1, send_done=False),
+            Reply(
+                tool_calls=[ScriptedToolCall("read_file", '{"path": "a.py"}')], end_after_chunks=99, send_done=False
+            ),
             Reply(text="third try"),
         ]
     )
@@ -383,7 +385,7 @@ async def test_stream_ending_without_a_finish_reason_after_text_is_an_error_not_
     openai_server: ScriptedOpenAIServer, make_client: MakeClient
 ) -> None:
     openai_server.script.extend(
-        [Reply(text="partial answer", chunk_size=4, end_after_chunks=3), Reply(text="x")]
+        [Reply(text="partial answer", chunk_size=4, end_after_chunks=3, send_done=False), Reply(text="x")]
     )
 
     error, items = await fail(make_client())
@@ -398,7 +400,7 @@ async def test_stream_ending_without_a_finish_reason_after_text_is_an_error_not_
 async def test_streams_that_never_finish_give_up_after_the_retries(
     openai_server: ScriptedOpenAIServer, make_client: MakeClient
 ) -> None:
-    openai_server.script.extend([Reply(text="never", end_after_chunks=1)] * 3)
+    openai_server.script.extend([Reply(text="never", end_after_chunks=1, send_done=False)] * 3)
 
     error, items = await fail(make_client(max_retries=2))
 

@@ -72,12 +72,17 @@ class Reply:
     drop_after_chunks: int | None = None
     """Send this many chunks, then close the connection mid-body."""
     end_after_chunks: int | None = None
-    """Send this many chunks, then end the stream properly (``[DONE]``, last chunk): a reply that never
-    said how it finished. Counts from the role chunk; a large value cuts only the finish-reason chunk."""
+    """Send this many chunks, then end the body properly: a reply that never said how it finished. Counts
+    from the role chunk; a large value cuts only the finish-reason chunk."""
+    send_done: bool = True
+    """End the event stream with ``data: [DONE]`` (False: the body just ends, as a proxy that dropped the
+    rest of the stream ends it)."""
     repeat_arguments: int = 1
     """Stream each tool call's arguments this many times over (a runaway model), in big chunks."""
-    raw_body: str | None = None
-    """Sent verbatim with status 200 as an event stream, for malformed-stream tests."""
+    raw_body: str | bytes | None = None
+    """Sent verbatim (with ``raw_status`` and ``raw_type``), for the exact bytes of a server's reply."""
+    raw_status: int = 200
+    raw_type: str = "text/event-stream"
 
     @classmethod
     def call(cls, name: str, /, **arguments: Any) -> Reply:
@@ -267,10 +272,10 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and scripted._stopping.wait(reply.delay):
             return
         try:
-            if reply.status != 200:
-                self._send_error(reply.status, reply.error_message, headers=reply.headers)
-            elif reply.raw_body is not None:
+            if reply.raw_body is not None:
                 self._send_raw(reply)
+            elif reply.status != 200:
+                self._send_error(reply.status, reply.error_message, headers=reply.headers)
             elif record.body.get("stream"):
                 self._send_stream(reply, record)
             else:
@@ -313,9 +318,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _send_raw(self, reply: Reply) -> None:
-        data = (reply.raw_body or "").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        body = reply.raw_body or b""
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(reply.raw_status)
+        self.send_header("Content-Type", reply.raw_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
         for name, value in reply.headers.items():
@@ -348,7 +354,8 @@ class _Handler(BaseHTTPRequestHandler):
             ):
                 break
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
-        self._write_chunk("data: [DONE]\n\n")
+        if reply.send_done:
+            self._write_chunk("data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -26,7 +26,7 @@ from qcore.llm.parts import TextPart
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
-from qcore.tools.arguments import ArgumentsError, parse_arguments
+from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
 from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
@@ -39,6 +39,15 @@ CANCEL_GRACE_SECONDS = 2.0
 
 _log = logging.getLogger(__name__)
 """Each permission decision, for ``--debug``."""
+
+
+CUT_OFF = (
+    "Your reply reached the output token limit while you were writing the arguments of this {tool} call, so "
+    "they are cut off and the call was not run. Work in smaller steps: split the change into several calls "
+    "(several edits rather than one whole file), each well under the limit."
+)
+"""A call from a reply that ended at the output limit (``finish_reason: length``) whose arguments are not
+whole JSON: never repaired into something that runs."""
 
 
 class ToolScheduler:
@@ -112,6 +121,8 @@ class ToolScheduler:
             )
         call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
         properties = tool.parameter_schema.get("properties", {})
+        if request.cut_off and not whole_json(request.arguments):
+            return self._fail(call, CUT_OFF.format(tool=tool.name), ToolErrorType.INVALID_TOOL_PARAMS)
         try:
             keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
             args = parse_arguments(request.arguments, keys)

@@ -291,7 +291,7 @@ class Session:
             return
         finished = {call.call_id: call for call in step.calls}
         self.state.append(  # one event: the saved history never holds a call without its answer
-            ChatMessage(role="assistant", content=response.text or None, tool_calls=response.tool_calls),
+            response.message(),
             *(
                 tool_message(call) if (call := finished.get(request.call_id)) else _unfinished(request)
                 for request in response.tool_calls

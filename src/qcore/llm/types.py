@@ -27,9 +27,17 @@ class ToolCallRequest:
     call_id: str
     name: str
     arguments: str
+    extra: Mapping[str, Any] | None = field(default=None, compare=False)
+    """What the server attached to the call and wants back with it on the next request (Gemini's
+    ``extra_content`` with its thought signature); sent as it came."""
+    cut_off: bool = field(default=False, compare=False)
+    """The reply ended at the output limit (``finish_reason: length``) while this call was being written."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.call_id, "name": self.name, "arguments": self.arguments}
+        record: dict[str, Any] = {"id": self.call_id, "name": self.name, "arguments": self.arguments}
+        if self.extra:
+            record["extra"] = dict(self.extra)
+        return record
 
     @classmethod
     def from_json(cls, record: Any) -> ToolCallRequest:
@@ -37,7 +45,10 @@ class ToolCallRequest:
             isinstance(record.get(key), str) for key in ("id", "name", "arguments")
         ):
             raise ValueError(f"not a tool call: {str(record)[:80]}")
-        return cls(record["id"], record["name"], record["arguments"])
+        extra = record.get("extra")
+        return cls(
+            record["id"], record["name"], record["arguments"], extra if isinstance(extra, dict) else None
+        )
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,9 @@ class ChatMessage:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    echo: Mapping[str, Any] | None = field(default=None, compare=False)
+    """Fields of an assistant message that the server needs back on the next request, under its own
+    names (DeepSeek's ``reasoning_content`` of a turn with tool calls)."""
 
     def text(self) -> str:
         """The content as text: the text parts joined (media left out)."""
@@ -67,6 +81,8 @@ class ChatMessage:
             record["tool_call_id"] = self.tool_call_id
         if self.name is not None:
             record["name"] = self.name
+        if self.echo:
+            record["echo"] = dict(self.echo)
         return record
 
     @classmethod
@@ -85,7 +101,15 @@ class ChatMessage:
             value is None or isinstance(value, str) for value in (call_id, name)
         ):
             raise ValueError(f"not a message: {str(record)[:80]}")
-        return cls(record["role"], content, tuple(ToolCallRequest.from_json(c) for c in calls), call_id, name)
+        echo = record.get("echo")
+        return cls(
+            record["role"],
+            content,
+            tuple(ToolCallRequest.from_json(c) for c in calls),
+            call_id,
+            name,
+            echo if isinstance(echo, dict) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -148,6 +172,14 @@ class ModelResponse:
     usage: Usage | None = None
     finish_reason: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    echo: Mapping[str, Any] = field(default_factory=dict)
+    """What the assistant message made of this reply must carry back to the server (``ChatMessage.echo``)."""
+
+    def message(self) -> ChatMessage:
+        """The assistant message this reply adds to the history."""
+        return ChatMessage(
+            role="assistant", content=self.text or None, tool_calls=self.tool_calls, echo=self.echo or None
+        )
 
 
 StreamItem = TextDelta | ReasoningDelta | RetryNotice | ModelResponse
@@ -169,6 +201,8 @@ class LLMErrorKind(StrEnum):
     CANCELLED = "cancelled"
     PROTOCOL = "protocol"
     """The server answered with something that is not a chat completion."""
+    CONTENT_FILTER = "content_filter"
+    """The server's content filter stopped the reply (``finish_reason: content_filter``)."""
     RESPONSE_TOO_LARGE = "response_too_large"
     """The reply passed a size cap (one tool call's arguments, or the whole reply) and was cut off: the
     model is most likely repeating itself. Not retried; nothing of the reply should be kept or run."""

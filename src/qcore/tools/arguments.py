@@ -163,6 +163,17 @@ def _loads_forgiving(text: str, keys: Collection[str] = ()) -> Any:
     )
 
 
+def whole_json(text: str | None) -> bool:
+    """``text`` is one complete JSON value as written, with no repair (empty counts: no arguments)."""
+    if text is None or not text.strip():
+        return True
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_arguments(text: str | None, keys: Collection[str] = ()) -> dict[str, Any]:
     """The arguments object, or ArgumentsError with a message the model can act on. ``keys``: the
     parameter names the tool knows (they mark where values end when quotes inside them are unescaped)."""

@@ -24,9 +24,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.execution.credentials import withhold
-from qcore.llm.openai.errors import Transient, protocol_error, translate_error, unfinished_stream
+from qcore.llm.openai.errors import (
+    Transient,
+    idle_stream,
+    protocol_error,
+    stream_error,
+    translate_error,
+    unfinished_stream,
+)
+from qcore.llm.openai.events import Event, ProtocolProblem, read_events
 from qcore.llm.openai.messages import WireMessages, dumps
 from qcore.llm.openai.stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS, StreamAssembly
+from qcore.llm.text_calls import with_text_calls
 from qcore.llm.types import (
     ChatMessage,
     LLMError,
@@ -38,11 +47,13 @@ from qcore.llm.types import (
 )
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, AsyncStream
-    from openai.types.chat import ChatCompletionChunk
+    from openai import AsyncOpenAI
 
 _T = TypeVar("_T")
 
+DEFAULT_IDLE_TIMEOUT = 120.0
+"""Seconds a stream may send nothing before it counts as stalled (a local model on a slow machine can take
+a minute before its first token; Qwen Code waits 240 s)."""
 PLACEHOLDER_API_KEY = "no-key"
 """Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one."""
 
@@ -65,9 +76,12 @@ class OpenAIClient:
         http_client: Any = None,
         max_response_chars: int = MAX_RESPONSE_CHARS,
         max_tool_call_chars: int = MAX_TOOL_CALL_CHARS,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         """``max_response_chars`` and ``max_tool_call_chars``: the caps on one reply and on one tool
-        call's arguments (see ``openai_stream``); past either the reply is cut off with an error."""
+        call's arguments (see ``qcore.llm.openai.stream``); past either the reply is cut off with an error.
+        ``idle_timeout``: seconds without a byte after which a stream counts as stalled (None or 0: never;
+        Qwen Code's ``model.generationConfig.streamIdleTimeoutMs``)."""
         self.model = model
         withhold(api_key)  # what tools start must not find the key in their environment
         self._api_key = api_key or PLACEHOLDER_API_KEY
@@ -80,6 +94,7 @@ class OpenAIClient:
         self._http_client = http_client
         self._max_response_chars = max_response_chars
         self._max_tool_call_chars = max_tool_call_chars
+        self._idle_timeout = idle_timeout or None
         self._client: AsyncOpenAI | None = None
         self._call_ids = itertools.count(1)
         self._wire = WireMessages()
@@ -119,12 +134,13 @@ class OpenAIClient:
         if signal.aborted:
             raise _cancelled(signal)
         body = self._body(messages, tools)
+        declared = frozenset(_declared_names(tools))
         attempt = 0
         while True:
             attempt += 1
             sent_text = False
             try:
-                async with aclosing(self._attempt(body, signal)) as items:
+                async with aclosing(self._attempt(body, signal, declared)) as items:
                     async for item in items:
                         sent_text = sent_text or isinstance(item, TextDelta | ReasoningDelta)
                         yield item
@@ -175,60 +191,101 @@ class OpenAIClient:
         self,
         body: bytes,
         signal: AbortSignal,
+        declared: frozenset[str] = frozenset(),
     ) -> AsyncGenerator[StreamItem, None]:
         """One request: yields text as it comes and the response last; raises ``Transient`` to retry."""
-        from openai import AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+        import httpx2
 
         client = self._sdk()
-        # What ``chat.completions.create(stream=True)`` does, with the body already made.
+        # What ``chat.completions.create(stream=True)`` sends, with the body already made; the answer is
+        # read here from its bytes (``events``), since servers send shapes the SDK's reader loses.
         request = client.post(
             "/chat/completions",
-            cast_to=ChatCompletion,
+            cast_to=httpx2.Response,
             content=body,
-            options={"security": {"bearer_auth": True}},
+            options={"security": {"bearer_auth": True}, "headers": {"Accept": "text/event-stream"}},
             stream=True,
-            stream_cls=AsyncStream[ChatCompletionChunk],
+            stream_cls=None,
         )
         try:
-            chunks = await signal.race(request, discard=_close)
+            response = await signal.race(request, discard=_close)
         except Exception as exc:
             raise translate_error(exc, url=self.base_url, model=self.model, timeout=self._timeout) from exc
-        if chunks is None:
+        if response is None:
             raise _cancelled(signal)
-
         assembly = StreamAssembly(
             self._call_ids,
             max_response_chars=self._max_response_chars,
             max_call_chars=self._max_tool_call_chars,
         )
+        done = False
         try:
-            while True:
-                try:
-                    chunk = await signal.race(_next_chunk(chunks))
-                except Exception as exc:
-                    raise translate_error(
-                        exc, url=self.base_url, model=self.model, timeout=self._timeout
-                    ) from exc
-                if signal.aborted:
-                    raise _cancelled(signal)
-                if chunk is None:
-                    break
-                try:
-                    delta, thought = assembly.add(chunk)
-                except (AttributeError, TypeError, ValueError) as exc:
-                    raise protocol_error(self.base_url, f"unreadable chunk: {exc}") from exc
-                if thought:
-                    yield ReasoningDelta(thought)
-                if delta:
-                    yield TextDelta(delta)
+            events = aclosing(read_events(self._idle_guarded(response.aiter_bytes())))
+            async with events as stream:
+                while True:
+                    try:
+                        event = await signal.race(_next(stream))
+                    except (LLMError, Transient):
+                        raise
+                    except ProtocolProblem as problem:
+                        raise protocol_error(self.base_url, str(problem)) from problem
+                    except Exception as exc:
+                        raise translate_error(
+                            exc, url=self.base_url, model=self.model, timeout=self._timeout
+                        ) from exc
+                    if signal.aborted:
+                        raise _cancelled(signal)
+                    if event is None:
+                        break
+                    if event.kind == "done":
+                        done = True
+                        break
+                    if event.kind == "error":
+                        raise stream_error(event.data, self.base_url)
+                    try:
+                        if event.kind == "completion":
+                            delta, thought = assembly.add_completion(event.data)
+                            done = True
+                        else:
+                            delta, thought = assembly.add(event.data)
+                    except (AttributeError, TypeError, ValueError) as exc:
+                        raise protocol_error(self.base_url, f"unreadable chunk: {exc}") from exc
+                    if thought:
+                        yield ReasoningDelta(thought)
+                    if delta:
+                        yield TextDelta(delta)
         finally:
-            await chunks.close()
+            await response.aclose()
         if assembly.chunks == 0:
             raise protocol_error(self.base_url, "the response held no chunks")
-        if assembly.finish_reason is None:
+        if assembly.finish_reason is None and not done:
             raise unfinished_stream(self.base_url)
-        yield assembly.response()
+        result = with_text_calls(assembly.response(), declared)
+        if result.finish_reason == "content_filter":
+            raise LLMError(
+                f"The model server at {self.base_url} stopped the reply with its content filter "
+                "(finish_reason: content_filter); what was shown is incomplete and no tool call of it was "
+                "run. Rephrase the request, or ask the server's operator.",
+                LLMErrorKind.CONTENT_FILTER,
+            )
+        yield result
+
+    async def _idle_guarded(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """The body's bytes, ending with ``Transient`` when none arrive for ``idle_timeout`` seconds: a
+        stalled stream is not waited on for the whole request timeout."""
+        if not self._idle_timeout:
+            async for chunk in chunks:
+                yield chunk
+            return
+        iterator = chunks.__aiter__()
+        while True:
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), self._idle_timeout)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise idle_stream(self.base_url, self._idle_timeout) from None
+            yield chunk
 
 
 async def _close(stream: Any) -> None:
@@ -238,11 +295,20 @@ async def _close(stream: Any) -> None:
         await close()
 
 
-async def _next_chunk(chunks: AsyncStream[ChatCompletionChunk]) -> ChatCompletionChunk | None:
+async def _next(events: AsyncIterator[Event]) -> Event | None:
     try:
-        return await chunks.__anext__()
+        return await events.__anext__()
     except StopAsyncIteration:
         return None
+
+
+def _declared_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    names = []
+    for tool in tools:
+        function = tool.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            names.append(function["name"])
+    return names
 
 
 def _cancelled(signal: AbortSignal) -> LLMError:

@@ -50,6 +50,53 @@ def unfinished_stream(url: str) -> Transient:
     )
 
 
+def idle_stream(url: str, seconds: float) -> Transient:
+    """Nothing arrived for ``seconds``: the server or a proxy stalled; worth one more attempt when nothing
+    was shown yet (model.generationConfig.streamIdleTimeoutMs sets the wait)."""
+    return Transient(
+        LLMErrorKind.TIMEOUT,
+        f"The model server at {url} sent nothing for {seconds:g} s in the middle of its reply "
+        "(model.generationConfig.streamIdleTimeoutMs sets how long to wait)",
+        f"the stream stalled for {seconds:g} s",
+    )
+
+
+def stream_error(payload: Any, url: str) -> LLMError | Transient:
+    """An error the server sent in place of (or in the middle of) a 200 stream, in its own words; an
+    overload or a server error is worth another attempt, anything else is final."""
+    from qcore.llm.openai.events import error_words
+
+    said = error_words(payload) or str(payload)[:_MAX_SERVER_MESSAGE]
+    if len(said) > _MAX_SERVER_MESSAGE:
+        said = said[:_MAX_SERVER_MESSAGE] + "…"
+    status = _status_in(payload)
+    if status == 429 or (status is not None and status >= 500) or "overloaded" in said.lower():
+        kind = LLMErrorKind.RATE_LIMIT if status == 429 else LLMErrorKind.SERVER
+        return Transient(
+            kind, f"The model server at {url} reported an error: {said}", f"server error: {said}", status
+        )
+    kind = LLMErrorKind.BAD_REQUEST if status is not None and 400 <= status < 500 else LLMErrorKind.SERVER
+    return LLMError(f"The model server at {url} reported an error: {said}", kind, status)
+
+
+def _status_in(payload: Any) -> int | None:
+    """A numeric status or code in an error payload (``{"error": {"code": 429}}``, Gemini's lists)."""
+    if isinstance(payload, list):
+        return next((status for item in payload if (status := _status_in(item)) is not None), None)
+    if not isinstance(payload, Mapping):
+        return None
+    error = payload.get("error")
+    for holder in (error, payload):
+        if isinstance(holder, Mapping):
+            for key in ("code", "status"):
+                value = holder.get(key)
+                if isinstance(value, int) and 100 <= value < 600:
+                    return value
+                if isinstance(value, str) and value.isdigit() and 100 <= int(value) < 600:
+                    return int(value)
+    return None
+
+
 def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> LLMError | Transient:
     """Map an SDK failure to what the user should do about it, or to a retry."""
     import openai
@@ -128,18 +175,38 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> 
             f"The model server at {url} reported an error mid-stream: {exc.message}",
             LLMErrorKind.SERVER,
         )
+    import httpx2
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return Transient(
+            LLMErrorKind.TIMEOUT,
+            f"The model server at {url} did not answer within {timeout:g} s",
+            "timed out",
+        )
+    if isinstance(exc, httpx2.TransportError):  # the body broke off while it was being read
+        return Transient(
+            LLMErrorKind.CONNECTION,
+            f"The connection to the model server at {url} broke: {exc}",
+            f"connection broke: {exc}",
+        )
     if isinstance(exc, ValueError):
         return protocol_error(url, f"unparseable data: {exc}")
     return LLMError(f"The request to {url} failed: {exc}", LLMErrorKind.PROTOCOL)
 
 
 def _server_message(exc: Any) -> str:
+    from qcore.llm.openai.events import error_words
+
     body = getattr(exc, "body", None)
-    message: object = None
-    if isinstance(body, Mapping):
-        message = body.get("message") or body.get("detail") or body.get("error")
-    elif isinstance(body, str) and body.strip():
-        message = body.strip()
+    message: object = error_words(body) or error_words({"error": body})
+    response = getattr(exc, "response", None)
+    if not message and response is not None:  # the SDK keeps only a dict body: read a list or text too
+        try:
+            import json
+
+            message = error_words(json.loads(response.text))
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            message = (getattr(response, "text", "") or "").strip()[:_MAX_SERVER_MESSAGE]
     if not message:
         message = getattr(exc, "message", None) or str(exc)
     text = str(message)

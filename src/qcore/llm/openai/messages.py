@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qcore.llm.parts import InlineDataPart, Part, TextPart
-from qcore.llm.types import ChatMessage
+from qcore.llm.types import ChatMessage, ToolCallRequest
 
 
 def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
@@ -130,16 +130,11 @@ def _convert(message: ChatMessage) -> tuple[dict[str, Any], list[dict[str, Any]]
     if message.role == "assistant":
         entry: dict[str, Any] = {"role": "assistant", "content": _text(message.content) or None}
         if message.tool_calls:
-            entry["tool_calls"] = [
-                {
-                    "id": call.call_id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
-                }
-                for call in message.tool_calls
-            ]
+            entry["tool_calls"] = [_call(call) for call in message.tool_calls]
         elif entry["content"] is None:
             entry["content"] = ""
+        for key, value in (message.echo or {}).items():
+            entry.setdefault(key, value)
     elif message.role == "user":
         content: str | list[dict[str, Any]]
         if isinstance(message.content, str) or message.content is None:
@@ -152,6 +147,17 @@ def _convert(message: ChatMessage) -> tuple[dict[str, Any], list[dict[str, Any]]
     if message.name:
         entry["name"] = message.name
     return entry, []
+
+
+def _call(call: ToolCallRequest) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": call.call_id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments or "{}"},
+    }
+    if call.extra:
+        entry["extra_content"] = dict(call.extra)
+    return entry
 
 
 def _text(content: str | Sequence[Part] | None) -> str:

@@ -365,7 +365,9 @@ async def test_stream_ending_without_a_finish_reason_before_any_text_is_retried(
         [
             Reply(text="lost", end_after_chunks=1, send_done=False),
             Reply(
-                tool_calls=[ScriptedToolCall("read_file", '{"path": "a.py"}')], end_after_chunks=99, send_done=False
+                tool_calls=[ScriptedToolCall("read_file", '{"path": "a.py"}')],
+                end_after_chunks=99,
+                send_done=False,
             ),
             Reply(text="third try"),
         ]

@@ -150,9 +150,19 @@ class Launch:
             return demo_model(self.cwd)
         if not self.model.configured:
             return None
+        from qcore.llm.generation import generation_config
         from qcore.llm.openai import OpenAIClient
+        from qcore.llm.tokens import default_window
 
-        return OpenAIClient(model=self.model.model, api_key=self.model.api_key, base_url=self.model.base_url)
+        window = self.settings.model.context_window_size or default_window(self.model.model)
+        generation = generation_config(self.settings.model.generation_config, os.environ, window=window)
+        self.problems.extend(generation.problems)
+        return OpenAIClient.configured(
+            model=self.model.model,
+            api_key=self.model.api_key,
+            base_url=self.model.base_url,
+            generation=generation,
+        )
 
 
 def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:

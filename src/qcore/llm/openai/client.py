@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from qcore.abort import AbortSignal
 from qcore.execution.credentials import withhold
+from qcore.llm.generation import GenerationConfig
 from qcore.llm.openai.errors import (
     Transient,
     idle_stream,
@@ -71,8 +72,9 @@ class OpenAIClient:
         max_retries: int = 4,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
-        timeout: float = 120.0,
+        timeout: float | None = 120.0,
         extra_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
         http_client: Any = None,
         max_response_chars: int = MAX_RESPONSE_CHARS,
         max_tool_call_chars: int = MAX_TOOL_CALL_CHARS,
@@ -91,6 +93,7 @@ class OpenAIClient:
         self._backoff_max = backoff_max
         self._timeout = timeout
         self._extra_body = dict(extra_body) if extra_body else None
+        self._headers = dict(headers) if headers else None
         self._http_client = http_client
         self._max_response_chars = max_response_chars
         self._max_tool_call_chars = max_tool_call_chars
@@ -99,6 +102,24 @@ class OpenAIClient:
         self._call_ids = itertools.count(1)
         self._wire = WireMessages()
         """Each message's JSON, made when it is first sent and reused by every later request."""
+
+    @classmethod
+    def configured(
+        cls, *, model: str, api_key: str | None, base_url: str | None, generation: GenerationConfig
+    ) -> OpenAIClient:
+        """A client made as ``model.generationConfig`` says (``qcore.llm.generation``)."""
+        return cls(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=generation.max_retries,
+            backoff_base=generation.backoff_base,
+            backoff_max=generation.backoff_max,
+            timeout=generation.timeout,
+            extra_body=generation.body_fields(),
+            headers=generation.headers,
+            idle_timeout=generation.idle_timeout,
+        )
 
     @property
     def base_url(self) -> str:
@@ -122,6 +143,7 @@ class OpenAIClient:
                 timeout=self._timeout,
                 max_retries=0,
                 http_client=self._http_client,
+                default_headers=self._headers,
             )
         return self._client
 

@@ -97,7 +97,7 @@ def _status_in(payload: Any) -> int | None:
     return None
 
 
-def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> LLMError | Transient:
+def translate_error(exc: Exception, *, url: str, model: str, timeout: float | None) -> LLMError | Transient:
     """Map an SDK failure to what the user should do about it, or to a retry."""
     import openai
 
@@ -153,7 +153,7 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> 
     if isinstance(exc, openai.APITimeoutError):
         return Transient(
             LLMErrorKind.TIMEOUT,
-            f"The model server at {url} did not answer within {timeout:g} s",
+            f"The model server at {url} did not answer within {timeout or 0:g} s",
             "timed out",
         )
     if isinstance(exc, openai.APIConnectionError):
@@ -180,7 +180,7 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float) -> 
     if isinstance(exc, httpx2.TimeoutException):
         return Transient(
             LLMErrorKind.TIMEOUT,
-            f"The model server at {url} did not answer within {timeout:g} s",
+            f"The model server at {url} did not answer within {timeout or 0:g} s",
             "timed out",
         )
     if isinstance(exc, httpx2.TransportError):  # the body broke off while it was being read

@@ -217,3 +217,17 @@ def test_the_split_keeps_tool_results_with_their_call() -> None:
         split = split_point(history, 1, keep, force=False)
         assert history[split : split + 1] == [] or history[split].role != "tool"
     assert outcome_lines(history, 1_000) == ["- read_file /p/a.py: ok"]
+
+
+def test_the_meter_learns_how_the_server_counts() -> None:
+    """Code through a small model's tokenizer runs at about 2 bytes a token: after one answer the meter
+    estimates what is new at the server's rate, not at a fixed one."""
+    from qcore.llm.tokens import ContextMeter
+
+    meter = ContextMeter()
+    history = [ChatMessage(role="user", content="x" * 10_000)]
+    first = meter.tokens(history, [])
+    assert first == 10_016 // 3 + 1  # the cautious default before any count
+    meter.answered(history, 5_008)  # the server: 2 bytes a token
+    grown = [*history, ChatMessage(role="assistant", content="y" * 2_000)]
+    assert meter.tokens(grown, []) == 5_008 + (2_000 + 16) // 2

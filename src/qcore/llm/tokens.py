@@ -6,14 +6,16 @@ guessing too large sends requests the server refuses while guessing too small on
 
 A request's size is counted the way the server counted the last one: the prompt tokens the API reported
 for the previous request, plus an estimate for what joined the history since. Before the first answer (or
-after the history was rewritten) it is all estimate: UTF-8 bytes / 4 of each message's text, its tool
-calls and a fixed allowance per attached image or document. ``ContextMeter`` keeps a running total, so a
+after the history was rewritten) it is all estimate: UTF-8 bytes of each message's text and tool calls,
+divided by the bytes per token learned from the server's last count (3 before the first), and a fixed
+allowance per attached image or document. ``ContextMeter`` keeps a running total, so a
 request's estimate costs only the messages that are new since the last one, not the whole history again.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,7 +23,13 @@ from typing import Any
 from qcore.llm.parts import TextPart
 from qcore.llm.types import ChatMessage
 
-BYTES_PER_TOKEN = 4
+BYTES_PER_TOKEN = 3
+"""Before the server has counted a request: on the low side (code through a small model's tokenizer runs
+at 2 to 3 bytes a token), so a request is not sent too big for the window; each answer corrects it."""
+MIN_BYTES_PER_TOKEN = 1.5
+MAX_BYTES_PER_TOKEN = 6.0
+MIN_LEARNING_BYTES = 2_000
+"""A request this small says more about the server's template than about its tokenizer."""
 MEDIA_TOKENS = 1_500
 """An image or document part counts as this many tokens (its base64 would count hundreds of thousands)."""
 MESSAGE_OVERHEAD = 16
@@ -113,6 +121,11 @@ class ContextMeter:
         self._bytes = 0
         self._anchor: tuple[int, int] | None = None
         """The API's prompt tokens for the last request, and the history's bytes at that request."""
+        self._tools = 0
+        """The tool declarations' bytes in the last request measured."""
+        self.bytes_per_token = float(BYTES_PER_TOKEN)
+        """Learned from each answer: what this server's tokenizer makes of our bytes (code and small
+        models' tokenizers give far fewer bytes per token than prose)."""
 
     def history_bytes(self, history: Sequence[ChatMessage]) -> int:
         count, ends = self._count, self._ends
@@ -136,13 +149,20 @@ class ContextMeter:
         """What a request of ``history`` and ``tools`` will take: the API's last count plus what is new,
         or an estimate of the whole before the first answer."""
         size = self.history_bytes(history)
+        self._tools = tools_bytes(tools)
         if self._anchor is not None:
             reported, at = self._anchor
-            return reported + tokens_of(max(0, size - at))
-        return tokens_of(size + tools_bytes(tools))
+            return reported + self._estimate(max(0, size - at))
+        return self._estimate(size + self._tools)
+
+    def _estimate(self, size: int) -> int:
+        return math.ceil(size / self.bytes_per_token)
 
     def answered(self, history: Sequence[ChatMessage], prompt_tokens: int) -> None:
         """The API counted ``prompt_tokens`` for the request of ``history`` just made."""
         size = self.history_bytes(history)
         if prompt_tokens > 0:
             self._anchor = (prompt_tokens, size)
+            if size + self._tools >= MIN_LEARNING_BYTES:
+                ratio = (size + self._tools) / prompt_tokens
+                self.bytes_per_token = min(MAX_BYTES_PER_TOKEN, max(MIN_BYTES_PER_TOKEN, ratio))

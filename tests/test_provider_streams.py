@@ -373,3 +373,45 @@ async def test_text_that_only_mentions_a_call_stays_text(
     openai_server.script.append(Reply(text=text))
     response = final(await run(make_client()))
     assert response.tool_calls == () and response.text == text
+
+
+# --- the context window, as the server says it ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("routes", "window"),
+    [
+        ({"/props": {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}}, 8192),  # llama.cpp
+        ({"/v1/models": {"object": "list", "data": [{"id": "m", "max_model_len": 32768}]}}, 32768),  # vLLM
+        ({"/v1/models": {"data": [{"id": "m", "context_length": 131072}]}}, 131072),  # OpenRouter, LM Studio
+        ({"/v1/models": {"data": [{"id": "other"}, {"id": "m"}]}}, None),
+        ({}, None),
+    ],
+    ids=["llama.cpp-props", "vllm-models", "openrouter-models", "not-said", "no-endpoint"],
+)
+async def test_the_window_is_learned_from_the_server(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient, routes: dict[str, Any], window: int | None
+) -> None:
+    openai_server.get_routes.update(routes)
+    assert await make_client().discover_window() == window
+
+
+@pytest.mark.parametrize(
+    ("body", "window"),
+    [
+        (b'{"error":{"message":"This model\'s maximum context length is 8192 tokens. However, you requested 9500 '
+         b'tokens (9000 in the messages, 500 in the completion).","type":"invalid_request_error","code":'
+         b'"context_length_exceeded"}}', 8192),  # OpenAI and vLLM
+        (b'{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it",'
+         b'"type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":4096}}', 4096),  # llama.cpp
+        (b'{"error":{"message":"prompt is too long: 210000 tokens > 200000 maximum","code":400}}', 200000),
+        (b'{"error":{"message":"Range of input length should be [1, 30720]","code":"InvalidParameter"}}', 30720),
+    ],
+    ids=["openai", "llama.cpp", "anthropic-via-openrouter", "dashscope"],
+)  # fmt: skip
+async def test_a_refusal_for_size_says_so_and_names_the_window(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient, body: bytes, window: int
+) -> None:
+    openai_server.script.append(Reply(raw_body=body, raw_status=400, raw_type="application/json"))
+    error, _ = await failure(make_client())
+    assert error.kind is LLMErrorKind.CONTEXT_OVERFLOW and error.window == window

@@ -129,6 +129,8 @@ class ScriptedOpenAIServer:
         model: str = "scripted-model",
     ) -> None:
         self.script: list[ScriptItem] = list(script)
+        self.get_routes: dict[str, Any] = {}
+        """Path -> JSON answered to a GET (``/v1/models``, llama.cpp's ``/props``)."""
         self.requests: list[RecordedRequest] = []
         self.api_key = api_key
         self.model = model
@@ -256,6 +258,9 @@ class _Handler(BaseHTTPRequestHandler):
 
         if scripted.api_key and record.headers.get("authorization") != f"Bearer {scripted.api_key}":
             self._send_error(401, "Incorrect API key provided.", code="invalid_api_key")
+            return
+        if method == "GET" and path in scripted.get_routes:
+            self._send_json(200, scripted.get_routes[path], {})
             return
         if method != "POST" or path != CHAT_PATH:
             self._send_error(404, f"scripted server: no route for {method} {path}", code="not_found")

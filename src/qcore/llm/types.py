@@ -201,6 +201,9 @@ class LLMErrorKind(StrEnum):
     CANCELLED = "cancelled"
     PROTOCOL = "protocol"
     """The server answered with something that is not a chat completion."""
+    CONTEXT_OVERFLOW = "context_overflow"
+    """The request was too big for the model's context window (``LLMError.window`` holds the size the
+    server named, when it did)."""
     CONTENT_FILTER = "content_filter"
     """The server's content filter stopped the reply (``finish_reason: content_filter``)."""
     RESPONSE_TOO_LARGE = "response_too_large"
@@ -209,10 +212,14 @@ class LLMErrorKind(StrEnum):
 
 
 class LLMError(Exception):
-    def __init__(self, message: str, kind: LLMErrorKind, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, kind: LLMErrorKind, status: int | None = None, *, window: int | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
+        self.window = window
+        """With ``CONTEXT_OVERFLOW``: the context window in tokens, when the server named it."""
 
 
 class LLMClient(Protocol):

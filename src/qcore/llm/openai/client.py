@@ -36,6 +36,7 @@ from qcore.llm.openai.errors import (
 from qcore.llm.openai.events import Event, ProtocolProblem, read_events
 from qcore.llm.openai.messages import WireMessages, dumps
 from qcore.llm.openai.stream import MAX_RESPONSE_CHARS, MAX_TOOL_CALL_CHARS, StreamAssembly
+from qcore.llm.openai.window import window_from_models, window_from_props
 from qcore.llm.text_calls import with_text_calls
 from qcore.llm.types import (
     ChatMessage,
@@ -185,6 +186,24 @@ class OpenAIClient:
                 await signal.race(asyncio.sleep(delay))
                 if signal.aborted:
                     raise _cancelled(signal) from None
+
+    async def discover_window(self) -> int | None:
+        """The model's context window as the server says it (``qcore.llm.openai.window``): llama.cpp's
+        ``/props`` first (the real one), then ``/models``; None when it says nothing (or is not reached
+        within a few seconds)."""
+        import httpx2
+
+        root = self.base_url.removesuffix("/v1")
+        for url, read in ((f"{root}/props", window_from_props), (f"{self.base_url}/models", None)):
+            try:
+                response = await self._sdk().get(url, cast_to=httpx2.Response, options={"timeout": 5.0})
+                payload = response.json()
+            except Exception:  # a server without the endpoint, or not up: no answer is an answer
+                continue
+            found = read(payload) if read is not None else window_from_models(payload, self.model)
+            if found:
+                return found
+        return None
 
     def _body(self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]) -> bytes:
         """The request body as the SDK's ``chat.completions.create`` would send it, with the messages from

@@ -75,8 +75,28 @@ def stream_error(payload: Any, url: str) -> LLMError | Transient:
         return Transient(
             kind, f"The model server at {url} reported an error: {said}", f"server error: {said}", status
         )
+    too_big = too_big_error(url, said, status, payload)
+    if too_big is not None:
+        return too_big
     kind = LLMErrorKind.BAD_REQUEST if status is not None and 400 <= status < 500 else LLMErrorKind.SERVER
     return LLMError(f"The model server at {url} reported an error: {said}", kind, status)
+
+
+def too_big_error(url: str, said: str, status: int | None, payload: Any = None) -> LLMError | None:
+    """A refusal because the request does not fit the model's context window, with the window the
+    server named; None when the refusal is for something else."""
+    from qcore.llm.openai.window import overflow
+
+    is_overflow, window = overflow(said, payload)
+    if not is_overflow:
+        return None
+    size = f" (its window is {window:,} tokens)" if window else ""
+    return LLMError(
+        f"The model server at {url} refused the request as too big for the model's context{size}: {said}",
+        LLMErrorKind.CONTEXT_OVERFLOW,
+        status,
+        window=window,
+    )
 
 
 def _status_in(payload: Any) -> int | None:
@@ -145,6 +165,9 @@ def translate_error(exc: Exception, *, url: str, model: str, timeout: float | No
                 status,
                 _retry_after(exc),
             )
+        too_big = too_big_error(url, said, status, getattr(exc, "body", None))
+        if too_big is not None:
+            return too_big
         return LLMError(
             f"The model server at {url} rejected the request ({status}): {said}",
             LLMErrorKind.BAD_REQUEST,

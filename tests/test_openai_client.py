@@ -526,13 +526,24 @@ async def test_refused_key_is_an_auth_error_without_retries(
 async def test_bad_request_carries_the_server_message(
     openai_server: ScriptedOpenAIServer, make_client: MakeClient
 ) -> None:
-    openai_server.script.append(Reply.error(400, "context length exceeded: 140000 > 131072"))
+    openai_server.script.append(Reply.error(400, "tools[0].function.name: invalid characters"))
 
     error, _ = await fail(make_client())
 
     assert error.kind is LLMErrorKind.BAD_REQUEST
-    assert "context length exceeded: 140000 > 131072" in str(error)
+    assert "tools[0].function.name: invalid characters" in str(error)
     assert len(openai_server.requests) == 1
+
+
+async def test_a_refusal_for_size_is_its_own_kind_with_the_window(
+    openai_server: ScriptedOpenAIServer, make_client: MakeClient
+) -> None:
+    openai_server.script.append(Reply.error(400, "context length exceeded: 140000 > 131072"))
+
+    error, _ = await fail(make_client())
+
+    assert error.kind is LLMErrorKind.CONTEXT_OVERFLOW and error.window == 131072
+    assert "context length exceeded: 140000 > 131072" in str(error)
 
 
 async def test_closed_port_fails_at_once_without_retries(make_client: MakeClient) -> None:

@@ -23,6 +23,7 @@ _LIMITS = (
     ),  # Anthropic through OpenRouter: "210000 tokens > 200000 maximum"
     re.compile(r"maximum number of tokens allowed \((\d[\d,]*)\)", re.I),  # Gemini
     re.compile(r"input length should be \[\d+, ?(\d+)\]", re.I),  # DashScope
+    re.compile(r"\d[\d,]* ?> ?(\d[\d,]*)"),  # "140000 > 131072"
 )
 _OVERFLOW = re.compile(
     r"context (length|size|window)|too many tokens|prompt is too long|maximum number of tokens|"

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from qcore.abort import AbortSignal
     from qcore.agent.session import Session
     from qcore.agent.stats import SessionStats
-    from qcore.events import Event
+    from qcore.events import Event, SourceState
     from qcore.llm.types import LLMClient
 
 __all__ = ["QcliApp"]
@@ -80,7 +80,7 @@ class QcliApp(App[int]):
         self.turn_signal: AbortSignal | None = None
         self.shell_signal: AbortSignal | None = None
         self.cards: dict[str, ToolCard] = {}
-        self.mcp_states: dict[str, str] = {}
+        self.mcp_states: dict[str, SourceState] = {}
         self.assistant: AssistantTurn | None = None
         self._last_ctrl_c = 0.0
         self._title_set = False
@@ -156,7 +156,7 @@ class QcliApp(App[int]):
         session.events.subscribe(self._on_event)
         session.start()
         if any(message.role != "system" for message in session.history):  # a resumed session
-            from qcli.event_view import show_history
+            from qcli.tui.views import show_history
 
             show_history(self, [m for m in session.history if m.role != "system"])
             self.notice(f"Going on with session {session.session_id[:12]}.")
@@ -198,7 +198,7 @@ class QcliApp(App[int]):
             self.call_from_thread(self.status_line.set, branch=branch)
 
     def _on_event(self, event: Event) -> None:
-        from qcli.event_view import show_event
+        from qcli.tui.views import show_event
 
         show_event(self, event)
 

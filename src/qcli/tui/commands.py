@@ -52,7 +52,7 @@ class TuiCommandHost:
         self.app.cards.clear()
 
     def show_history(self, messages: Sequence[ChatMessage]) -> None:
-        from qcli.event_view import show_history
+        from qcli.tui.views import show_history
 
         show_history(self.app, messages)
 

@@ -256,3 +256,19 @@ def test_the_tui_words_failures_with_its_own_hints() -> None:
     assert failed == ("git failed: exited with 1 (/mcp for details, /mcp reconnect to retry)", Severity.ERROR)
     assert source_notice(SourceChanged("mcp:git", SourceState.CONNECTED, "12 tools")) is None
 
+
+def test_the_headless_result_names_the_flag_and_the_way_the_turn_ended() -> None:
+    from qcli.headless.printer import result_record
+
+    failed = result_record(TurnEnded(TurnEnd.ERROR, "", 1, USAGE, 5), Failure("Invalid API key.", "auth"))
+    assert failed["subtype"] == "error_auth" and failed["is_error"]
+    assert "--openai-api-key" in failed["error"] and failed["result"] == failed["error"]
+    cancelled = result_record(TurnEnded(TurnEnd.CANCELLED, "half", 1, USAGE, 5), None)
+    assert (cancelled["subtype"], cancelled["error"], cancelled["result"]) == (
+        "error_cancelled",
+        "Operation cancelled.",
+        "half",
+    )
+    done = result_record(TurnEnded(TurnEnd.COMPLETED, "all done", 2, USAGE, 5), None)
+    assert (done["subtype"], done["is_error"], done["result"]) == ("success", False, "all done")
+    assert "error" not in done

@@ -23,7 +23,6 @@ from qcli.event_view import (
     ResultsSent,
     Retrying,
     SentResult,
-    Severity,
     SourceChanged,
     Streamed,
     Thinking,
@@ -33,6 +32,7 @@ from qcli.event_view import (
     views_of,
 )
 from qcli.hints import loop_message
+from qcli.severity import Severity
 from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import (
     ApprovalModeChanged,

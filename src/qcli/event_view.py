@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from qcli.hints import compressed_message, loop_message
+from qcli.severity import Severity
 from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import (
     ApprovalModeChanged,
@@ -66,7 +66,6 @@ __all__ = [
     "ResultsSent",
     "Retrying",
     "SentResult",
-    "Severity",
     "SourceChanged",
     "Streamed",
     "Thinking",
@@ -76,15 +75,6 @@ __all__ = [
     "history_views",
     "views_of",
 ]
-
-
-class Severity(StrEnum):
-    """How much a notice matters; each front end has its own mark or colour for each."""
-
-    INFO = "info"
-    SUCCESS = "success"
-    WARNING = "warning"
-    ERROR = "error"
 
 
 # --- the session and the model's answer --------------------------------------------------------------

@@ -49,6 +49,7 @@ from qcli.event_view import (
     views_of,
 )
 from qcli.hints import with_hint
+from qcli.severity import Severity
 from qcore.abort import AbortSignal
 from qcore.agent.session import Session
 from qcore.agent.stats import SessionStats
@@ -230,7 +231,7 @@ class AcpSession:
         try:
             expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
             for problem in expanded.problems:
-                self.notice(problem, "warning")
+                self.notice(problem, Severity.WARNING)
             outcome = await self.session.send(expanded.text, signal)
         finally:
             self._turn = None
@@ -288,8 +289,8 @@ class AcpSession:
     def show(self, markdown: str) -> None:
         self.send(update_agent_message_text(markdown + "\n"))
 
-    def notice(self, text: str, kind: str = "info") -> None:
-        self.show(f"**{kind}**: {text}" if kind in ("warning", "error") else text)
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
+        self.show(f"**{kind}**: {text}" if kind in (Severity.WARNING, Severity.ERROR) else text)
 
     async def confirm(self, question: str) -> bool:
         call_id = f"confirm-{uuid.uuid4().hex[:12]}"

@@ -21,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
+from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
 from qcli.tui.history import PromptHistory, history_path
 from qcli.tui.transcript import Transcript
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from qcore.llm.types import LLMClient
 
 __all__ = ["QcliApp"]
+
+TRANSCRIPT_STYLES = {Severity.ERROR: "red", Severity.WARNING: "yellow"}
+"""How a notice of each severity is printed in the transcript (the rest dim)."""
 
 
 class QcliApp(App[int]):
@@ -144,7 +148,7 @@ class QcliApp(App[int]):
         try:
             session = await session_for(self, self._llm_override)
         except Exception as error:  # a broken set-up is reported; the app stays usable for /quit
-            self.notice(f"Could not start: {type(error).__name__}: {error}", "error")
+            self.notice(f"Could not start: {type(error).__name__}: {error}", Severity.ERROR)
             return
         self._session = session
         if session.checkpoints is not None:
@@ -177,11 +181,11 @@ class QcliApp(App[int]):
         )
         self.prompt_box.files = lambda: workspace_files(session.cwd)
         for problem in launch.problems:
-            self.notice(problem, "warning")
+            self.notice(problem, Severity.WARNING)
         if not launch.demo and not launch.model.configured and self._llm_override is None:
             from qcli.launch import NO_MODEL
 
-            self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", "warning")
+            self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", Severity.WARNING)
         self._read_branch()
         first = self.args.prompt_interactive or (demo_prompt() if launch.demo else None)
         if first:
@@ -236,7 +240,7 @@ class QcliApp(App[int]):
         try:
             expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
             for problem in expanded.problems:
-                self.notice(problem, "warning")
+                self.notice(problem, Severity.WARNING)
             if expanded.attached:
                 self.notice("attached " + ", ".join(expanded.attached))
             await session.send(expanded.text, signal)
@@ -255,9 +259,9 @@ class QcliApp(App[int]):
         self.transcript.add("user", line)
         try:
             if not await run_command(TuiCommandHost(self), line):
-                self.notice(f"No command {line.split()[0]}; /help lists them.", "warning")
+                self.notice(f"No command {line.split()[0]}; /help lists them.", Severity.WARNING)
         except Exception as error:
-            self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", "error")
+            self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", Severity.ERROR)
 
     @work(group="shell", exit_on_error=False)
     async def _user_shell(self, command: str) -> None:
@@ -342,9 +346,9 @@ class QcliApp(App[int]):
 
     # --- output ------------------------------------------------------------------------------------
 
-    def notice(self, text: str, kind: str = "info") -> None:
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.conversation.add(Notice(text, kind))
-        self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
+        self.transcript.add("notice", text, TRANSCRIPT_STYLES.get(kind, ""))
 
     def show_markdown(self, markdown: str) -> None:
         """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -37,7 +39,7 @@ class TuiCommandHost:
     def show(self, markdown: str) -> None:
         self.app.show_markdown(markdown)
 
-    def notice(self, text: str, kind: str = "info") -> None:
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.app.notice(text, kind)
 
     async def confirm(self, question: str) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from qcli.tui.app import QcliApp
 
@@ -48,7 +50,7 @@ def interrupt(app: QcliApp) -> None:
         app.shell_signal.abort("Stopped by the user.")
         return
     if app._session is not None and app.session.cancel_running_tools("The user stopped it (Ctrl+C)."):
-        app.notice("Stopped the running tool; the model gets its output so far.", "warning")
+        app.notice("Stopped the running tool; the model gets its output so far.", Severity.WARNING)
         return
     if app.turn_signal is not None and not app.turn_signal.aborted:
         app.action_cancel_turn()
@@ -66,7 +68,7 @@ def cancel_turn(app: QcliApp) -> None:
     if app.turn_signal is not None and not app.turn_signal.aborted:
         app.pending.clear()
         app.turn_signal.abort("The user cancelled the turn.")
-        app.notice("Cancelled.", "warning")
+        app.notice("Cancelled.", Severity.WARNING)
         return
     now = time.monotonic()
     if now - app._last_escape < DOUBLE_ESCAPE_SECONDS:  # Esc Esc, as in Claude Code: the turns to go back to

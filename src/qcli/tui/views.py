@@ -24,7 +24,6 @@ from qcli.event_view import (
     Reply,
     ResultsSent,
     Retrying,
-    Severity,
     SourceChanged,
     Streamed,
     Thinking,
@@ -34,6 +33,7 @@ from qcli.event_view import (
     views_of,
 )
 from qcli.hints import with_hint
+from qcli.severity import Severity
 from qcore.calls import ToolCallState
 from qcore.events import SourceState
 

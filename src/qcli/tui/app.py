@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
 from qcli.tui.history import PromptHistory, history_path
+from qcli.tui.keys import AppKeys
 from qcli.tui.transcript import Transcript
 from qcli.tui.widgets.approval import ApprovalPanel
 from qcli.tui.widgets.conversation import Conversation, Notice, UserMessage
@@ -78,7 +79,7 @@ class QcliApp(App[int]):
         self._stats: SessionStats | None = None
         self.ready = asyncio.Event()
         """Set once the session is built (tests wait on it)."""
-        self._last_escape = 0.0
+        self.keys = AppKeys(self)
         self.pending: list[str] = []
         """Prompts typed before the session was ready or while a turn runs; sent in order."""
         self.turn_signal: AbortSignal | None = None
@@ -86,8 +87,6 @@ class QcliApp(App[int]):
         self.cards: dict[str, ToolCard] = {}
         self.mcp_states: dict[str, SourceState] = {}
         self.assistant: AssistantTurn | None = None
-        self._last_ctrl_c = 0.0
-        self._title_set = False
         self.conversation = Conversation()
         self.approval = ApprovalPanel()
         self.prompt_box = PromptBox(PromptHistory(history_path(self.cwd.resolve(), home)))
@@ -109,6 +108,11 @@ class QcliApp(App[int]):
     def session(self) -> Session:
         if self._session is None:
             raise RuntimeError("the session is not ready yet")
+        return self._session
+
+    @property
+    def live_session(self) -> Session | None:
+        """The session once it is built; None before, or when building it failed."""
         return self._session
 
     @property
@@ -209,7 +213,11 @@ class QcliApp(App[int]):
     # --- sending -----------------------------------------------------------------------------------
 
     def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
-        text = message.text
+        self.submit(message.text)
+
+    def submit(self, text: str) -> None:
+        """What the user sent: a slash command, their own ``!command``, or a prompt (queued while a turn
+        runs or the session is being built)."""
         if text.startswith("/") and not text.startswith("//"):
             self._slash_command(text)
         elif text.startswith("!") and len(text) > 1:
@@ -265,11 +273,25 @@ class QcliApp(App[int]):
 
     @work(group="shell", exit_on_error=False)
     async def _user_shell(self, command: str) -> None:
-        from qcli.tui.widgets.user_shell import run_user_shell
+        from qcli.tui.widgets.user_shell import UserShellBlock, ended, for_the_model
+        from qcore.abort import AbortSignal
 
         if self._session is None:
             await self.ready.wait()
-        await run_user_shell(self, command)
+        session = self.session
+        block = UserShellBlock(command)
+        self.conversation.add(block)
+        self.shell_signal = signal = AbortSignal()
+        try:
+            result = await block.run(session.cwd, signal)
+        finally:
+            self.shell_signal = None
+        if result is not None:
+            status, output = ended(result), for_the_model(result.output)
+            session.add_context(
+                f"I ran this command myself in {session.cwd}:\n$ {command}\n({status})\n```\n{output}\n```"
+            )
+            self.transcript.add("tool", f"$ {command}\n{output.rstrip()}\n({status})")
 
     # --- questions ---------------------------------------------------------------------------------
 
@@ -282,28 +304,36 @@ class QcliApp(App[int]):
         self.approver.answer(message.question, message.decision)
         self.status_line.set(busy="working")
 
+    def on_approval_panel_asked(self, message: ApprovalPanel.Asked) -> None:
+        self.bell()
+        self._terminal_title("qcli · waiting for you")
+
+    def on_approval_panel_closed(self, message: ApprovalPanel.Closed) -> None:
+        self._terminal_title("qcli")
+
     async def on_approval_panel_edit_requested(self, message: ApprovalPanel.EditRequested) -> None:
         from qcli.tui.approvals import edit_proposal
 
         edit_proposal(self, message.question)
 
     async def on_prompt_area_editor_requested(self, message: PromptArea.EditorRequested) -> None:
-        from qcli.tui.editor import edit_text
-
-        edited = self._in_editor(edit_text, self.prompt.expanded_text(), ".md")
+        edited = self.edit_externally(self.prompt.expanded_text(), ".md")
         if edited is not None:
             self.prompt.set_prompt(edited.rstrip("\n"))
             self.prompt.pastes.clear()
 
-    def _in_editor(self, edit: Any, content: str, suffix: str) -> str | None:
-        """Run the editor with the terminal handed over; None when it could not run."""
+    def edit_externally(self, content: str, suffix: str) -> str | None:
+        """``content`` as the user saved it in ``$EDITOR``, run with the terminal handed over; None when
+        the editor could not run."""
         from textual.app import SuspendNotSupported
 
+        from qcli.tui.editor import edit_text
+
         if self.is_headless:  # no terminal to hand over (tests, pipes): the editor runs as it is
-            return edit(content, suffix)  # type: ignore[no-any-return]
+            return edit_text(content, suffix)
         try:
             with self.suspend():
-                result: str | None = edit(content, suffix)
+                result = edit_text(content, suffix)
         except SuspendNotSupported:
             return None
         self.refresh()
@@ -320,29 +350,19 @@ class QcliApp(App[int]):
 
     def action_interrupt(self) -> None:
         """Ctrl+C in layers: copy a selection; clear the input; stop the running tool; stop the turn; leave."""
-        from qcli.tui.keys import interrupt
-
-        interrupt(self)
+        self.keys.interrupt()
 
     def action_cancel_turn(self) -> None:
-        from qcli.tui.keys import cancel_turn
-
-        cancel_turn(self)
+        self.keys.cancel_turn()
 
     def action_quit_if_empty(self) -> None:
-        from qcli.tui.keys import quit_if_empty
-
-        quit_if_empty(self)
+        self.keys.quit_if_empty()
 
     def action_cycle_mode(self) -> None:
-        from qcli.tui.keys import cycle_mode
-
-        cycle_mode(self)
+        self.keys.cycle_mode()
 
     def action_transcript(self) -> None:
-        from qcli.tui.keys import show_transcript
-
-        show_transcript(self)
+        self.keys.show_transcript()
 
     # --- output ------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -136,6 +137,15 @@ class ApprovalPanel(Vertical, can_focus=True):
             super().__init__()
             self.question = question
 
+    class Asked(Message):
+        """A question is on screen: the app calls for the user's attention."""
+
+    class Closed(Message):
+        """No question is on screen any more."""
+
+    waiting: reactive[int] = reactive(0, init=False)
+    """How many more questions wait behind this one (the title says so)."""
+
     def __init__(self) -> None:
         super().__init__(id="approval")
         self.question: Question | None = None
@@ -144,7 +154,6 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.rules: tuple[str, ...] = ()
         self.outcome = "proceed_always"
         """The "always" answer being put together: ``proceed_always`` or ``proceed_always_server``."""
-        self.waiting = 0
         self.scopes: dict[str, str] = dict(SCOPES)
         """The scopes offered; without "project" when the folder is not trusted (its rules would be held
         back at the next start)."""
@@ -179,12 +188,20 @@ class ApprovalPanel(Vertical, can_focus=True):
             self._body.focus()
         else:
             self.focus()
+        self.post_message(self.Asked())
 
     async def hide(self) -> None:
+        shown = self.question is not None
         self.question = None
         self.display = False
         self.guard.stop()
         await self._remove_extras()
+        if shown:
+            self.post_message(self.Closed())
+
+    def watch_waiting(self) -> None:
+        if self.question is not None:
+            self._title.update(self._title_text(self.question.request))
 
     async def _remove_extras(self) -> None:
         extras = [child for child in self.children if child not in (self._title, self._keys)]

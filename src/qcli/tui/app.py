@@ -2,12 +2,14 @@
 
 The first frame comes before the engine: the session (settings, tools, MCP servers, the model client)
 is put together in a worker after mount, and anything typed meanwhile waits for it. Engine events arrive
-on the app's own loop and update the widgets directly; every decision goes back through ``TuiApprover``.
+on the app's own loop as views (``qcli.event_view``) and update the widgets directly; every decision
+goes back through ``TuiApprover``.
 
-The app owns the state, the layout, the prompt queue and the terminal; the rest lives beside it, each
-imported when first needed so the first frame pays for none of it: ``tui_startup`` (building the
-session), ``event_view`` (engine events), ``tui_approvals`` (the question), ``tui_keys`` (what the keys
-do) and ``tui_commands`` (what slash commands see of the app).
+The app owns the state, the layout, the prompt queue and the terminal; widgets tell it what happened
+with messages and it sets what they show. The rest lives beside it and uses only its public surface:
+``startup`` (building the session), ``views`` (drawing the views of events), ``approvals`` (the
+question), ``keys`` (what the keys do) and ``commands`` (what slash commands see of the app); all but
+``keys`` are imported when first needed, so the first frame pays for none of the engine.
 """
 
 from __future__ import annotations

@@ -313,6 +313,8 @@ View = (
 
 
 def call_view(call: ToolCall) -> CallView:
+    """The card's view of ``call``: what it is called in each place, and whether it failed or was
+    refused, decided here once for every front end."""
     result = call.result
     error = result.error if result is not None else None
     return CallView(

@@ -1,16 +1,26 @@
-"""How each engine event shows in the TUI: one function, called on the app's loop for every event.
+"""What each engine event shows, in no front end's terms: one mapping from events to views for all three.
 
-Kept apart from the app so the mapping reads in one place: streamed text goes to the current answer,
-tool-call states to their cards, errors to notices with the TUI's own hint, usage and sources to the
-status line, and everything finished to the transcript.
+``views_of(event)`` is pure: it reads one event and returns the typed views it stands for (a tool call's
+card, a fragment of the answer, the end of that answer, a failure, a change of context, mode or tool
+source, the end of the turn) and touches nothing else. The TUI draws the views as widgets
+(``qcli.tui.views``), ``qcli -p`` as lines and JSON records (``qcli.headless.printer``), the ACP server as
+session updates (``qcli.acp.session``); each words them its own way and adds its own hints
+(``qcli.hints``). Front ends read views, not events, so what an event means is decided here once: what
+a call is called, whether it was refused, when the streamed answer is whole, what state a source is in.
+
+``history_views`` maps a saved conversation to the same views, so a resumed session is drawn by the same
+code as a live one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from qcli.hints import compressed_message, loop_message, with_hint
-from qcore.calls import ToolCall, ToolCallState
+from qcli.hints import compressed_message, loop_message
+from qcli.severity import Severity
+from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
@@ -23,143 +33,370 @@ from qcore.events import (
     LoopDetected,
     ModelRequestStarted,
     ModelRetrying,
+    SessionStarted,
+    SourceState,
     ToolCallUpdated,
     ToolOutputUpdated,
+    ToolResultsSent,
     ToolSourceUpdate,
+    TurnEnd,
     TurnFinished,
     UsageUpdated,
+    UserPrompt,
 )
-from qcore.llm.types import ChatMessage
+from qcore.llm.types import ChatMessage, ToolCallRequest, Usage
+from qcore.permissions.modes import ApprovalMode
+from qcore.tools.base import Kind
+from qcore.tools.confirmation import ConfirmationDetails
+from qcore.tools.results import ToolErrorType, ToolResultDisplay
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from qcli.tui.app import QcliApp
-    from qcli.tui.widgets.assistant import AssistantTurn
-
-
-def _assistant(app: QcliApp) -> AssistantTurn:
-    if app.assistant is None:
-        from qcli.tui.widgets.assistant import AssistantTurn
-
-        app.assistant = AssistantTurn()
-        app.conversation.add(app.assistant)
-    return app.assistant
-
-
-def _finish_answer(app: QcliApp) -> None:
-    if app.assistant is not None:
-        app.assistant.finish()
-        app.transcript.add("assistant", app.assistant.text)
-        app.assistant = None
-
-
-def _on_call(app: QcliApp, call: ToolCall) -> None:
-    card = app.cards.get(call.call_id)
-    if card is None:
-        from qcli.tui.widgets.tool_card import ToolCard
-
-        _finish_answer(app)
-        card = ToolCard(call)
-        app.cards[call.call_id] = card
-        app.conversation.add(card)
-    else:
-        card.update_call(call)
-    if call.state is ToolCallState.EXECUTING:
-        running = sum(1 for c in app.cards.values() if c.call.state is ToolCallState.EXECUTING)
-        app.status_line.set(
-            busy=f"running {running} tool{'s' if running > 1 else ''}" if running > 1 else "running"
-        )
-    if call.state.terminal:
-        from qcli.tui.widgets.tool_card import STATES
-
-        mark, _, style = STATES[call.state]
-        output = card.body_text().plain
-        app.transcript.add_tool(mark, card.title, call.description, output, style)
-        del app.cards[call.call_id]
+__all__ = [
+    "AnswerEnded",
+    "CallView",
+    "Compressed",
+    "ContextUsed",
+    "Failure",
+    "LiveOutput",
+    "LoopStopped",
+    "ModeChanged",
+    "Opened",
+    "PastCall",
+    "Prompted",
+    "Reply",
+    "ResultsSent",
+    "Retrying",
+    "SentResult",
+    "SourceChanged",
+    "Streamed",
+    "Thinking",
+    "TurnEnded",
+    "View",
+    "call_view",
+    "history_views",
+    "views_of",
+]
 
 
-def _sources(app: QcliApp, event: ToolSourceUpdate) -> None:
-    if event.source.startswith("mcp:"):
-        states = dict(app.mcp_states)
-        states[event.source] = event.state
-        app.mcp_states = states
-        app.status_line.set(
-            mcp_total=len(states),
-            mcp_ready=sum(1 for s in states.values() if s == "connected"),
-            mcp_failed=sum(1 for s in states.values() if s == "failed"),
-        )
-    name = event.source.removeprefix("mcp:")
-    if event.state == "failed":
-        detail = event.detail if event.detail.startswith("failed") else f"failed: {event.detail}"
-        hint = " (/mcp for details, /mcp reconnect to retry)" if event.source.startswith("mcp:") else ""
-        app.notice(f"{name} {detail}{hint}", "error")
-    elif event.state == "problem":
-        app.notice(f"{name}: {event.detail}", "warning")
-    elif event.state == "waiting":
-        app.notice(f"waiting for {event.detail} before the first request")
-    elif event.state == "late":
-        app.notice(event.detail, "warning")
+# --- the session and the model's answer --------------------------------------------------------------
 
 
-def show_event(app: QcliApp, event: Event) -> None:
-    if isinstance(event, AssistantTextDelta):
-        _assistant(app).write(event.text)
-    elif isinstance(event, AssistantReasoningDelta):
-        _assistant(app).write_reasoning(event.text)
-    elif isinstance(event, ToolCallUpdated):
-        _on_call(app, event.call)
-    elif isinstance(event, ToolOutputUpdated):
-        card = app.cards.get(event.call_id)
-        if card is not None:
-            card.set_output(event.output)
-    elif isinstance(event, AssistantMessage):
-        _finish_answer(app)
-    elif isinstance(event, ModelRequestStarted):
-        app.status_line.set(busy="thinking")
-    elif isinstance(event, UsageUpdated):
-        usage = event.turn_usage
-        app.status_line.set(context_tokens=usage.prompt_tokens + usage.completion_tokens)
-    elif isinstance(event, ContextUpdated):
-        app.status_line.set(context_tokens=event.tokens, context_window=event.window)
-    elif isinstance(event, ContextCompressed):
-        app.notice(compressed_message(event), "info" if event.summarized else "warning")
-    elif isinstance(event, ModelRetrying):
-        app.notice(
-            f"The model request failed ({event.reason}); trying again in {event.delay:.0f}s.", "warning"
-        )
-    elif isinstance(event, ErrorOccurred):
-        _finish_answer(app)
-        app.notice(with_hint(event.message, event.kind, "tui"), "error")
-    elif isinstance(event, LoopDetected):
-        _finish_answer(app)
-        app.notice(loop_message(event) + " Say how to go on.", "error")
-    elif isinstance(event, ApprovalModeChanged):
-        app.status_line.set(mode=event.mode.value)
-        app.notice(f"Approval mode: {event.mode.value}")
-    elif isinstance(event, ToolSourceUpdate):
-        _sources(app, event)
-    elif isinstance(event, TurnFinished):
-        _finish_answer(app)
-        for card in list(app.cards.values()):  # calls the engine gave up on
-            card.update_call(card.call)
-        app.status_line.set(busy="")
+@dataclass(frozen=True)
+class Opened:
+    """The session is ready: its id, model, tools, approval mode and folder."""
+
+    session_id: str
+    model: str
+    tools: tuple[str, ...]
+    mode: ApprovalMode
+    cwd: str
 
 
-def show_history(app: QcliApp, messages: Sequence[ChatMessage]) -> None:
-    """A resumed session's earlier conversation: prompts and answers as text, each tool call as one line
-    (its result went to the model; the files show what it did)."""
-    from qcli.tui.widgets.conversation import UserMessage
+@dataclass(frozen=True)
+class Thinking:
+    """A request went to the model; nothing of its answer is back yet."""
 
+    turn: int
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A fragment of the answer or, with ``thought``, of the reasoning the model streams before it."""
+
+    text: str
+    thought: bool = False
+
+
+@dataclass(frozen=True)
+class AnswerEnded:
+    """What was streamed so far is a whole answer: the model finished it, or a failure or the end of
+    the turn cut it off. Whatever a front end shows next goes below it."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's whole answer to one request, with the calls it asked for."""
+
+    text: str
+    calls: tuple[ToolCallRequest, ...]
+    usage: Usage | None
+
+
+# --- tool calls -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallView:
+    """A tool call as its card shows it, at each change of its state."""
+
+    call_id: str
+    state: ToolCallState
+    name: str
+    """The registered name, or the one the model used when no tool has it: what ``-p`` prints."""
+    title: str
+    """The tool's display name: the card's heading."""
+    kind: Kind
+    description: str
+    """What the call does, in the tool's words; empty until the tool has read the arguments."""
+    arguments: str
+    """The arguments as the model sent them, shown while there is no description."""
+    display: ToolResultDisplay | None
+    """What the result shows (text, a diff, a checklist, an image); None while there is no result."""
+    error: str | None
+    """Why the call failed or was stopped; None when its result has no error (or there is none yet)."""
+    response: str
+    """What the model reads for the finished call; empty while it runs."""
+    duration_ms: int
+    denied: bool
+    """Refused rather than failed: a rule, the approval mode or the user said no."""
+    unasked: Unasked | None
+    """For a call refused because no one could be asked: what would let it run."""
+    confirmation: ConfirmationDetails | None
+    """What the question about it showed (or would show): the whole change or command."""
+    raw_input: Any = field(repr=False, compare=False)
+    """The arguments as parsed, or as sent when they could not be."""
+    params: Any = field(default=None, repr=False, compare=False)
+    """The tool's validated parameters, for a front end that asks the tool more (where it works)."""
+
+
+@dataclass(frozen=True)
+class LiveOutput:
+    """Output so far of a running call that streams it (a shell command's)."""
+
+    call_id: str
+    output: ToolResultDisplay
+
+
+@dataclass(frozen=True)
+class SentResult:
+    call_id: str
+    text: str
+    """What the model reads."""
+    failed: bool
+
+
+@dataclass(frozen=True)
+class ResultsSent:
+    """A batch of results on its way back to the model, in call order."""
+
+    results: tuple[SentResult, ...]
+
+
+# --- the session's state, and what went wrong -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextUsed:
+    """How much of the model's window the conversation takes, in tokens."""
+
+    tokens: int
+    window: int | None = None
+    """The window's size; None when this count does not say (the usage of a finished request)."""
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """Older turns were summarised, or (``summarized`` False) dropped because the summary failed."""
+
+    message: str
+    summarized: bool
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.INFO if self.summarized else Severity.WARNING
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A request to the model failed and is tried again after ``delay`` seconds."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    mode: ApprovalMode
+
+
+@dataclass(frozen=True)
+class SourceChanged:
+    """A source of run-time tools changed: an MCP server (``mcp:name``), the discovery command, or the
+    tool set as a whole (``tools``: waiting for sources, or going on without the late ones)."""
+
+    source: str
+    state: SourceState
+    detail: str
+
+    @property
+    def mcp(self) -> bool:
+        return self.source.startswith("mcp:")
+
+    @property
+    def name(self) -> str:
+        """The source as a person calls it: an MCP server by its own name."""
+        return self.source.removeprefix("mcp:")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The turn failed; ``kind`` (an ``LLMErrorKind`` value, ``internal``, ``max_turns``...) selects the
+    front end's hint about what to do."""
+
+    message: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class LoopStopped:
+    """The turn stopped: the model made the same failing call ``repeats`` times in a row."""
+
+    tool_name: str
+    repeats: int
+    error: str
+    message: str
+    """The whole story in one paragraph, arguments included."""
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    reason: TurnEnd
+    text: str
+    """The final answer."""
+    num_turns: int
+    usage: Usage
+    duration_ms: int
+
+
+# --- a conversation taken up again ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """A prompt of an earlier conversation (a live prompt is shown by the front end that sends it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class PastCall:
+    """A tool call of an earlier conversation: its result went to the model, the files show what it did."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+View = (
+    Opened
+    | Thinking
+    | Streamed
+    | AnswerEnded
+    | Reply
+    | CallView
+    | LiveOutput
+    | ResultsSent
+    | ContextUsed
+    | Compressed
+    | Retrying
+    | ModeChanged
+    | SourceChanged
+    | Failure
+    | LoopStopped
+    | TurnEnded
+    | Prompted
+    | PastCall
+)
+
+
+# --- the mapping ----------------------------------------------------------------------------------------
+
+
+def call_view(call: ToolCall) -> CallView:
+    """The card's view of ``call``: what it is called in each place, and whether it failed or was
+    refused, decided here once for every front end."""
+    result = call.result
+    error = result.error if result is not None else None
+    return CallView(
+        call_id=call.call_id,
+        state=call.state,
+        name=call.tool_name or call.request.name,
+        title=call.display_name or call.tool_name or call.request.name,
+        kind=call.kind,
+        description=call.description,
+        arguments=call.request.arguments,
+        display=result.return_display if result is not None else None,
+        error=error.message if error is not None else None,
+        response=call.response_text() if call.state.terminal else "",
+        duration_ms=call.duration_ms,
+        denied=call.state is ToolCallState.ERROR
+        and error is not None
+        and error.type is ToolErrorType.EXECUTION_DENIED,
+        unasked=call.unasked,
+        confirmation=call.confirmation,
+        raw_input=call.args if call.args is not None else call.request.arguments,
+        params=call.params,
+    )
+
+
+def views_of(event: Event) -> tuple[View, ...]:
+    """What ``event`` shows, in order; nothing for an event no front end shows (the user's own prompt,
+    shown by the front end that sent it)."""
+    match event:
+        case AssistantTextDelta(text=text):
+            return (Streamed(text),)
+        case AssistantReasoningDelta(text=text):
+            return (Streamed(text, thought=True),)
+        case AssistantMessage():
+            return AnswerEnded(), Reply(event.text, event.tool_calls, event.usage)
+        case ToolCallUpdated(call=call):
+            return (call_view(call),)
+        case ToolOutputUpdated(call_id=call_id, output=output):
+            return (LiveOutput(call_id, output),)
+        case ToolResultsSent(calls=calls):
+            results = (
+                SentResult(c.call_id, c.response_text(), c.state is not ToolCallState.SUCCESS) for c in calls
+            )
+            return (ResultsSent(tuple(results)),)
+        case ModelRequestStarted(turn=turn):
+            return (Thinking(turn),)
+        case UsageUpdated(turn_usage=usage):
+            return (ContextUsed(usage.prompt_tokens + usage.completion_tokens),)
+        case ContextUpdated(tokens=tokens, window=window):
+            return (ContextUsed(tokens, window),)
+        case ContextCompressed(summarized=summarized):
+            return (Compressed(compressed_message(event), summarized),)
+        case ModelRetrying(attempt=attempt, delay=delay, reason=reason):
+            return (Retrying(attempt, delay, reason),)
+        case ApprovalModeChanged(mode=mode):
+            return (ModeChanged(mode),)
+        case ToolSourceUpdate(source=source, state=state, detail=detail):
+            return (SourceChanged(source, SourceState(state), detail),)
+        case ErrorOccurred(message=message, kind=kind):
+            return AnswerEnded(), Failure(message, kind)
+        case LoopDetected():
+            stopped = LoopStopped(event.tool_name, event.repeats, event.error, loop_message(event))
+            return AnswerEnded(), stopped
+        case TurnFinished():
+            ended = TurnEnded(
+                TurnEnd(event.reason), event.text, event.num_turns, event.usage, event.duration_ms
+            )
+            return AnswerEnded(), ended
+        case SessionStarted():
+            return (Opened(event.session_id, event.model, event.tools, event.approval_mode, event.cwd),)
+        case UserPrompt():
+            return ()
+
+
+def history_views(messages: Sequence[ChatMessage]) -> list[View]:
+    """An earlier conversation as views: prompts, whole answers, and each tool call as a past call."""
+    shown: list[View] = []
     for message in messages:
         text = message.text()
         if message.role == "user":
-            app.conversation.add(UserMessage(text))
-            app.transcript.add("user", text)
+            shown.append(Prompted(text))
         elif message.role == "assistant":
             if text:
-                _assistant(app).write(text)
-                _finish_answer(app)
-            for call in message.tool_calls:
-                arguments = call.arguments if len(call.arguments) <= 120 else call.arguments[:119] + "…"
-                app.notice(f"{call.name} {arguments}")
+                shown += [Streamed(text), AnswerEnded()]
+            shown += [PastCall(call.call_id, call.name, call.arguments) for call in message.tool_calls]
+    return shown

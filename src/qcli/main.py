@@ -32,6 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="qcli",
         description="A coding assistant in your terminal. Every edit and command waits for your approval.",
     )
+    _prompt_flags(parser)
+    _model_flags(parser)
+    _mode_flags(parser)
+    _permission_flags(parser)
+    _session_flags(parser)
+    _other_flags(parser)
+    return parser
+
+
+def _prompt_flags(parser: argparse.ArgumentParser) -> None:
+    """What to send, and where the answer goes."""
     parser.add_argument("query", nargs="*", help="the prompt, run once without the interactive UI (as -p)")
     parser.add_argument(
         "-p", "--prompt", help="run one prompt without the interactive UI; piped stdin is appended"
@@ -39,11 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-i", "--prompt-interactive", metavar="PROMPT", help="open the interactive UI and send this prompt"
     )
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--model", help="model name (else OPENAI_MODEL, then settings model.name)")
     parser.add_argument(
         "--openai-api-key", help="API key (else OPENAI_API_KEY, then settings security.auth.apiKey)"
     )
     parser.add_argument("--openai-base-url", help="OpenAI-compatible base URL, usually ending in /v1")
+
+
+def _mode_flags(parser: argparse.ArgumentParser) -> None:
+    """How a run goes: what runs without a question, and what a headless run prints."""
     parser.add_argument(
         "--approval-mode", choices=APPROVAL_MODES, help="what runs without asking (default: default)"
     )
@@ -51,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output-format", choices=OUTPUT_FORMATS, default="text", help="headless output format"
     )
+
+
+def _permission_flags(parser: argparse.ArgumentParser) -> None:
+    """Rules that run calls unasked, and the folders the tools may touch."""
     parser.add_argument(
         "--allowed-tools",
         action="append",
@@ -68,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR[,DIR...]",
         help="more folders the tools may read and change, beside the project (repeatable)",
     )
+
+
+def _session_flags(parser: argparse.ArgumentParser) -> None:
+    """How long a session runs, and which saved one to go on with."""
     parser.add_argument(
         "--max-session-turns", type=int, help="stop after this many requests to the model (exit 53)"
     )
@@ -86,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="go on with a saved session of this project; without ID, choose from a list",
     )
+
+
+def _other_flags(parser: argparse.ArgumentParser) -> None:
+    """Other ways to run: show the prompt, the demo, a debug log, ACP, the version."""
     parser.add_argument(
         "--show-prompt",
         action="store_true",
@@ -109,7 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--verbose", action="store_true", help="with --version: also the sandbox in use")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,17 +155,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(words)
     if args.version:
-        print(__version__)
-        if args.verbose:
-            from qcore.execution.sandbox import detect_sandbox, sandbox_status
-            from qcore.settings import load_settings
-
-            setting = load_settings(Path.cwd()).settings.tools.sandbox
-            print(f"sandbox: {sandbox_status(detect_sandbox(), setting)}")
-        return EXIT_OK
+        return _print_version(args.verbose)
     from qcore.execution.tracker import end_children_on_exit
 
     end_children_on_exit()  # nothing a command left running outlives qcli, SIGTERM and SIGHUP included
+    _check_flags(parser, args)
+    if args.acp:
+        from qcli.acp.server import run_acp
+
+        return run_acp(args)
+    if args.continue_session or args.resume is not None:
+        from qcli.resume import choose_session
+
+        code = choose_session(args)
+        if code is not None:
+            return code
+    return _run(parser, args)
+
+
+def _print_version(verbose: bool) -> int:
+    print(__version__)
+    if verbose:
+        from qcore.execution.sandbox import detect_sandbox, sandbox_status
+        from qcore.settings import load_settings
+
+        setting = load_settings(Path.cwd()).settings.tools.sandbox
+        print(f"sandbox: {sandbox_status(detect_sandbox(), setting)}")
+    return EXIT_OK
+
+
+def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse flags that contradict each other, and rules that do not parse (``parser.error`` exits 2);
+    join the positional words into ``args.query``."""
     if args.yolo and args.approval_mode:
         parser.error("--yolo and --approval-mode cannot be used together. Use --approval-mode=yolo instead.")
     if args.allowed_tools:
@@ -161,15 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(
                 "--acp: the editor opens and loads sessions; drop --continue, --resume, --show-prompt"
             )
-        from qcli.acp.server import run_acp
 
-        return run_acp(args)
-    if args.continue_session or args.resume is not None:
-        from qcli.resume import choose_session
 
-        code = choose_session(args)
-        if code is not None:
-            return code
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The interactive UI when it is wanted and there is a terminal for it; else one prompt, headless."""
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     wants_ui = args.prompt_interactive is not None or (
         args.prompt is None and args.query is None and not args.show_prompt and sys.stdin.isatty()

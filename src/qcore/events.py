@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from qcore.calls import ToolCall
 from qcore.llm.types import ToolCallRequest, Usage
@@ -123,12 +124,27 @@ class ApprovalModeChanged:
     mode: ApprovalMode
 
 
+class SourceState(StrEnum):
+    """Where a source of run-time tools stands (``ToolSourceUpdate.state``)."""
+
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    DISCONNECTED = "disconnected"
+    DISABLED = "disabled"
+    FAILED = "failed"
+    PROBLEM = "problem"
+    """A message about one entry, or a name clash; the source goes on."""
+    WAITING = "waiting"
+    """The first request waits for the sources named in ``detail``."""
+    LATE = "late"
+    """The first request went without the sources still connecting; their tools join a later one."""
+
+
 @dataclass(frozen=True)
 class ToolSourceUpdate:
     """A source of run-time tools changed: the discovery command or an MCP server.
 
-    ``state`` is ``connecting``, ``connected``, ``failed``, ``problem`` (a message about one entry or a
-    name clash), or ``waiting`` (the first request waits for the sources named in ``detail``).
+    ``state`` is a ``SourceState`` value (a plain string from emitters that predate the enum).
     """
 
     source: str
@@ -154,13 +170,23 @@ class LoopDetected:
     """The last failure's message."""
 
 
+class TurnEnd(StrEnum):
+    """Why a turn ended (``TurnFinished.reason``, ``TurnOutcome.reason``)."""
+
+    COMPLETED = "completed"
+    MAX_TURNS = "max_turns"
+    LOOP = "loop"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
 @dataclass(frozen=True)
 class TurnFinished:
     """A prompt has been answered, or the loop stopped: ``reason`` says which."""
 
     text: str
     reason: str
-    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
+    """A ``TurnEnd`` value: ``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
     num_turns: int
     usage: Usage
     duration_ms: int

@@ -33,36 +33,42 @@ from acp.schema import (
 from qcli.acp import updates
 from qcli.acp.host import ClientHost
 from qcli.commands.table import find_command, run_command
+from qcli.event_view import (
+    CallView,
+    ContextUsed,
+    Failure,
+    LiveOutput,
+    LoopStopped,
+    ModeChanged,
+    PastCall,
+    Prompted,
+    SourceChanged,
+    Streamed,
+    View,
+    history_views,
+    views_of,
+)
 from qcli.hints import with_hint
+from qcli.severity import Severity
 from qcore.abort import AbortSignal
 from qcore.agent.session import Session
 from qcore.agent.stats import SessionStats
-from qcore.calls import ToolCall, ToolCallState
+from qcore.calls import ToolCallState
 from qcore.conversation.mentions import expand_mentions
-from qcore.events import (
-    ApprovalModeChanged,
-    AssistantReasoningDelta,
-    AssistantTextDelta,
-    ContextUpdated,
-    ErrorOccurred,
-    Event,
-    LoopDetected,
-    ToolCallUpdated,
-    ToolOutputUpdated,
-    ToolSourceUpdate,
-)
+from qcore.events import Event, SourceState, TurnEnd
 from qcore.llm.types import ChatMessage, LLMErrorKind
 from qcore.permissions import ApprovalRequest, Decision
 from qcore.tools.results import TodoListDisplay
 
 _log = logging.getLogger("qcli.acp.server")
 
-STOP_REASONS: dict[str, Any] = {
-    "completed": "end_turn",
-    "loop": "end_turn",
-    "cancelled": "cancelled",
-    "max_turns": "max_turn_requests",
+STOP_REASONS: dict[TurnEnd, Any] = {
+    TurnEnd.COMPLETED: "end_turn",
+    TurnEnd.LOOP: "end_turn",
+    TurnEnd.CANCELLED: "cancelled",
+    TurnEnd.MAX_TURNS: "max_turn_requests",
 }
+"""ACP's stop reason for each way a turn ends but failing (a failure is an error response)."""
 Update = SessionUpdate | UsageUpdate
 """What ``session/update`` carries (the SDK's helper union predates ``usage_update``)."""
 AUTH_REQUIRED = -32000
@@ -89,7 +95,8 @@ class AcpSession:
         self._started: set[str] = set()
         """Calls the client has a card for."""
         self._turn: AbortSignal | None = None
-        self._error: ErrorOccurred | None = None
+        self._error: Failure | None = None
+        """The turn's last failure, for the error response."""
         session.events.subscribe(self.stats)
         session.events.subscribe(self._on_event)
 
@@ -128,54 +135,53 @@ class AcpSession:
                 await self._pump
         await self.session.aclose()
 
-    def _locations(self, call: ToolCall) -> list[ToolCallLocation]:
+    def _locations(self, call: CallView) -> list[ToolCallLocation]:
         found: list[ToolCallLocation] = []
-        tool = self.session.registry.get(call.tool_name) if call.tool_name else None
+        tool = self.session.registry.get(call.name) if call.name else None
         if tool is not None and call.params is not None:
             try:
                 found = [
                     ToolCallLocation(path=at.path, line=at.line) for at in tool.tool_locations(call.params)
                 ]
             except Exception:  # a tool's locations are a nicety; the card is shown without them
-                _log.exception("tool_locations failed for %s", call.tool_name)
+                _log.exception("tool_locations failed for %s", call.name)
         details = call.confirmation
         if not found and details is not None and details.type == "edit":
             found = [ToolCallLocation(path=details.file_path)]
         return found
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, AssistantTextDelta):
-            self.send(update_agent_message_text(event.text))
-        elif isinstance(event, AssistantReasoningDelta):
-            self.send(update_agent_thought_text(event.text))
-        elif isinstance(event, ToolCallUpdated):
-            self._on_call(event.call)
-        elif isinstance(event, ToolOutputUpdated) and isinstance(event.output, str):
-            self.send(
-                ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=event.call_id,
-                    content=[updates.text(updates.fenced(event.output))],
+        for view in views_of(event):
+            self._show(view)
+
+    def _show(self, view: View) -> None:
+        match view:
+            case Streamed(text=text, thought=True):
+                self.send(update_agent_thought_text(text))
+            case Streamed(text=text):
+                self.send(update_agent_message_text(text))
+            case CallView():
+                self._show_call(view)
+            case LiveOutput(call_id=call_id, output=str(output)):
+                content: list[updates.Content] = [updates.text(updates.fenced(output))]
+                self.send(
+                    ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, content=content)
                 )
-            )
-        elif isinstance(event, ApprovalModeChanged):
-            self.send(
-                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=event.mode.value)
-            )
-        elif isinstance(event, ContextUpdated) and event.window:
-            self.send(UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window))
-        elif isinstance(event, ErrorOccurred):
-            self._error = event
-            _log.warning("session %s: %s (%s)", self.id, event.message, event.kind)
-        elif isinstance(event, LoopDetected):
-            self.send(
-                update_agent_message_text(
-                    f"\n\nStopped: {event.tool_name} failed {event.repeats} times in a row with the same "
-                    f"arguments ({event.error}).\n"
+            case ModeChanged(mode=mode):
+                self.send(CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode.value))
+            case ContextUsed(tokens=tokens, window=int(window)) if window:
+                self.send(UsageUpdate(session_update="usage_update", used=tokens, size=window))
+            case Failure(message=message, kind=kind):
+                self._error = view
+                _log.warning("session %s: %s (%s)", self.id, message, kind)
+            case LoopStopped(tool_name=tool, repeats=repeats, error=error):
+                self.send(
+                    update_agent_message_text(
+                        f"\n\nStopped: {tool} failed {repeats} times in a row with the same arguments ({error}).\n"
+                    )
                 )
-            )
-        elif isinstance(event, ToolSourceUpdate) and event.state in ("failed", "problem"):
-            _log.warning("%s: %s", event.source, event.detail)
+            case SourceChanged(state=SourceState.FAILED | SourceState.PROBLEM):
+                _log.warning("%s: %s", view.source, view.detail)
 
     def _on_terminal(self, terminal_id: str) -> None:
         call_id = self._shell_call
@@ -191,10 +197,10 @@ class AcpSession:
             )
         )
 
-    def _on_call(self, call: ToolCall) -> None:
+    def _show_call(self, call: CallView) -> None:
         if call.state is ToolCallState.VALIDATING:
             return  # the tool, its kind and its title are known from the next state on
-        if call.tool_name == "run_shell_command":
+        if call.name == "run_shell_command":
             running = call.state is ToolCallState.EXECUTING
             if running or self._shell_call == call.call_id:
                 self._shell_call = call.call_id if running else None
@@ -208,13 +214,8 @@ class AcpSession:
         if call.state.terminal:
             self._terminals.pop(call.call_id, None)
         self.send(updates.progress(call, locations, terminal))
-        result = call.result
-        if (
-            call.state is ToolCallState.SUCCESS
-            and result
-            and isinstance(result.return_display, TodoListDisplay)
-        ):
-            self.send(updates.plan(result.return_display))
+        if call.state is ToolCallState.SUCCESS and isinstance(call.display, TodoListDisplay):
+            self.send(updates.plan(call.display))
 
     # --- a turn -------------------------------------------------------------------------------------
 
@@ -230,7 +231,7 @@ class AcpSession:
         try:
             expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
             for problem in expanded.problems:
-                self.notice(problem, "warning")
+                self.notice(problem, Severity.WARNING)
             outcome = await self.session.send(expanded.text, signal)
         finally:
             self._turn = None
@@ -241,8 +242,9 @@ class AcpSession:
             output_tokens=outcome.usage.completion_tokens,
             cached_read_tokens=outcome.usage.cached_tokens or None,
         )
-        if outcome.reason in STOP_REASONS:
-            return PromptResponse(stop_reason=STOP_REASONS[outcome.reason], usage=usage)
+        reason = TurnEnd(outcome.reason)
+        if reason in STOP_REASONS:
+            return PromptResponse(stop_reason=STOP_REASONS[reason], usage=usage)
         error = self._error
         message = with_hint(error.message, error.kind, "acp") if error else "The turn stopped with an error."
         auth = outcome.error is not None and outcome.error.kind in (
@@ -287,8 +289,8 @@ class AcpSession:
     def show(self, markdown: str) -> None:
         self.send(update_agent_message_text(markdown + "\n"))
 
-    def notice(self, text: str, kind: str = "info") -> None:
-        self.show(f"**{kind}**: {text}" if kind in ("warning", "error") else text)
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
+        self.show(f"**{kind}**: {text}" if kind in (Severity.WARNING, Severity.ERROR) else text)
 
     async def confirm(self, question: str) -> bool:
         call_id = f"confirm-{uuid.uuid4().hex[:12]}"
@@ -311,26 +313,23 @@ class AcpSession:
         """The editor keeps its own transcript; the model's history is what was cleared."""
 
     def show_history(self, messages: Sequence[ChatMessage]) -> None:
-        for message in messages:
-            if message.role == "user" and message.text():
-                self.send(
-                    UserMessageChunk(
-                        session_update="user_message_chunk", content=updates.text(message.text()).content
+        """The editor shows what it is sent: prompts, answers, and each past call as a finished card."""
+        for view in history_views(messages):
+            match view:
+                case Prompted(text=text) if text:
+                    chunk = updates.text(text).content
+                    self.send(UserMessageChunk(session_update="user_message_chunk", content=chunk))
+                case PastCall(call_id=call_id, name=name, arguments=arguments):
+                    start = ToolCallStart(
+                        session_update="tool_call",
+                        tool_call_id=call_id,
+                        title=name,
+                        status="completed",
+                        raw_input=arguments,
                     )
-                )
-            elif message.role == "assistant":
-                if message.text():
-                    self.send(update_agent_message_text(message.text()))
-                for request in message.tool_calls:
-                    self.send(
-                        ToolCallStart(
-                            session_update="tool_call",
-                            tool_call_id=request.call_id,
-                            title=request.name,
-                            status="completed",
-                            raw_input=request.arguments,
-                        )
-                    )
+                    self.send(start)
+                case Streamed():
+                    self._show(view)
 
     def quit(self) -> None:
         self.notice("The editor ends this agent; close its thread or panel there.")

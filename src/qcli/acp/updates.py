@@ -1,6 +1,7 @@
-"""qcore's records in ACP's shapes: tool calls, their content, plans, modes, commands and questions.
+"""Views and qcore's records in ACP's shapes: tool calls, their content, plans, modes, commands, questions.
 
-Pure functions with no connection and no session, so each mapping can be tested on its own. An edit
+Pure functions with no connection and no session, so each mapping can be tested on its own. A tool
+call arrives as its view (``qcli.event_view.CallView``), the same one the TUI and ``-p`` draw. An edit
 becomes ``diff`` content (path, old text, new text) both in the permission request and in the call's
 card; a command is shown whole; a finished call carries what its result displays.
 """
@@ -29,7 +30,8 @@ from acp.schema import (
 )
 
 from qcli.commands.table import COMMANDS
-from qcore.calls import ToolCall, ToolCallState
+from qcli.event_view import CallView
+from qcore.calls import ToolCallState
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.text.diffs import FileDiff
@@ -117,16 +119,11 @@ def status(state: ToolCallState) -> Status:
     return "pending"
 
 
-def title(call: ToolCall) -> str:
-    name = call.display_name or call.tool_name or call.request.name
-    return f"{name}: {call.description}" if call.description else name
+def title(call: CallView) -> str:
+    return f"{call.title}: {call.description}" if call.description else call.title
 
 
-def raw_input(call: ToolCall) -> Any:
-    return call.args if call.args is not None else call.request.arguments
-
-
-def _card(call: ToolCall, locations: list[ToolCallLocation], content: list[Content] | None) -> dict[str, Any]:
+def _card(call: CallView, locations: list[ToolCallLocation], content: list[Content] | None) -> dict[str, Any]:
     """What a card says about a call, first shown or updated."""
     return {
         "tool_call_id": call.call_id,
@@ -138,11 +135,11 @@ def _card(call: ToolCall, locations: list[ToolCallLocation], content: list[Conte
     }
 
 
-def start(call: ToolCall, locations: list[ToolCallLocation]) -> ToolCallStart:
+def start(call: CallView, locations: list[ToolCallLocation]) -> ToolCallStart:
     """The card for a call the client has not seen yet."""
     content = details_content(call.confirmation) if call.confirmation else None
     return ToolCallStart(
-        session_update="tool_call", raw_input=raw_input(call), **_card(call, locations, content)
+        session_update="tool_call", raw_input=call.raw_input, **_card(call, locations, content)
     )
 
 
@@ -151,7 +148,7 @@ def terminal(terminal_id: str) -> TerminalToolCallContent:
 
 
 def progress(
-    call: ToolCall, locations: list[ToolCallLocation], terminal_id: str | None = None
+    call: CallView, locations: list[ToolCallLocation], terminal_id: str | None = None
 ) -> ToolCallProgress:
     """A later state of a call: its status, and once finished what it shows (or why it failed). A call
     that runs in the client's terminal (``terminal_id``) keeps showing it, and why it failed if it did."""
@@ -159,18 +156,17 @@ def progress(
     if terminal_id is not None:
         content = [terminal(terminal_id)]
         if call.state.terminal and call.state is not ToolCallState.SUCCESS:
-            content.append(text(call.response_text()))
+            content.append(text(call.response))
     elif call.state.terminal:
-        result = call.result
-        if call.state is ToolCallState.SUCCESS and result is not None:
+        if call.state is ToolCallState.SUCCESS and call.display is not None:
             details = call.confirmation
             path = details.file_path if details is not None and details.type == "edit" else None
-            content = display_content(result.return_display, path) or [text(call.response_text())]
+            content = display_content(call.display, path) or [text(call.response)]
         else:
-            content = [text(call.response_text())]
+            content = [text(call.response)]
     elif call.confirmation is not None:
         content = details_content(call.confirmation)
-    raw = raw_input(call) if not call.state.terminal else None
+    raw = call.raw_input if not call.state.terminal else None
     return ToolCallProgress(
         session_update="tool_call_update", raw_input=raw, **_card(call, locations, content)
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qcli.commands.host import markdown_table
+from qcli.severity import Severity
 
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
@@ -26,7 +27,9 @@ async def clear(host: CommandHost, args: str) -> None:
 async def compress(host: CommandHost, args: str) -> None:
     session = host.session
     if session.sending:
-        host.notice("The model is busy: /compress works between turns (Esc stops the turn).", "warning")
+        host.notice(
+            "The model is busy: /compress works between turns (Esc stops the turn).", Severity.WARNING
+        )
         return
     host.notice("Compressing the older turns…")
     fit = await session.compress()
@@ -55,12 +58,12 @@ async def chat(host: CommandHost, args: str) -> None:
         )
         return
     if verb not in ("save", "resume", "load", "delete") or not tag:
-        host.notice("Usage: /chat list | save NAME | resume NAME | delete NAME", "warning")
+        host.notice("Usage: /chat list | save NAME | resume NAME | delete NAME", Severity.WARNING)
         return
     try:
         path = store.saved_path(tag)
     except ValueError as error:
-        host.notice(str(error), "warning")
+        host.notice(str(error), Severity.WARNING)
         return
     state = host.session.state
     if verb == "save":
@@ -69,24 +72,24 @@ async def chat(host: CommandHost, args: str) -> None:
             return
         store.save_chat(state, tag)
         turns = sum(1 for m in state.history if m.role == "user")
-        host.notice(f"Saved this conversation as {tag!r} ({turns} prompts).", "success")
+        host.notice(f"Saved this conversation as {tag!r} ({turns} prompts).", Severity.SUCCESS)
     elif verb == "delete":
         if not path.exists():
-            host.notice(f"No chat saved as {tag!r}.", "warning")
+            host.notice(f"No chat saved as {tag!r}.", Severity.WARNING)
             return
         path.unlink()
-        host.notice(f"Deleted the saved chat {tag!r}.", "success")
+        host.notice(f"Deleted the saved chat {tag!r}.", Severity.SUCCESS)
     else:
         try:
             saved = store.load_chat(tag)
         except (SessionNotFound, ValueError) as error:
-            host.notice(str(error), "warning")
+            host.notice(str(error), Severity.WARNING)
             return
         state.replace_history(saved.history)
         state.set_todos(saved.todos)
         await host.clear_conversation()
         host.show_history(saved.history)
-        host.notice(f"Took up the chat saved as {tag!r}; the model sees it from here on.", "success")
+        host.notice(f"Took up the chat saved as {tag!r}; the model sees it from here on.", Severity.SUCCESS)
 
 
 async def memory(host: CommandHost, args: str) -> None:
@@ -102,18 +105,18 @@ async def memory(host: CommandHost, args: str) -> None:
         return
     if verb == "reload":
         session.refresh_system_prompt()
-        host.notice("Memory and context files reloaded.", "success")
+        host.notice("Memory and context files reloaded.", Severity.SUCCESS)
         return
     if verb == "add":
         tool = session.registry.get("save_memory")
         if tool is None or not rest.strip():
-            host.notice("Usage: /memory add <fact to remember>", "warning")
+            host.notice("Usage: /memory add <fact to remember>", Severity.WARNING)
             return
         result: ToolResult = await tool.save_directly(rest.strip())  # type: ignore[attr-defined]
         if result.error is not None:
-            host.notice(result.error.message, "error")
+            host.notice(result.error.message, Severity.ERROR)
             return
         session.refresh_system_prompt()
-        host.notice(result.text(), "success")
+        host.notice(result.text(), Severity.SUCCESS)
         return
-    host.notice("Usage: /memory show | add <fact> | reload", "warning")
+    host.notice("Usage: /memory show | add <fact> | reload", Severity.WARNING)

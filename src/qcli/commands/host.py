@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from qcore.agent.session import Session
     from qcore.agent.stats import SessionStats
@@ -28,7 +30,7 @@ class CommandHost(Protocol):
     def show(self, markdown: str) -> None:
         """Put a command's answer in the conversation."""
 
-    def notice(self, text: str, kind: str = "info") -> None: ...
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None: ...
 
     async def confirm(self, question: str) -> bool: ...
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
 
@@ -22,15 +24,15 @@ async def permissions(host: CommandHost, args: str) -> None:
     words = args.split()
     if words[:1] == ["revoke"]:
         if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= len(rules):
-            host.notice(f"Give the number of a rule: /permissions revoke 1..{len(rules)}", "warning")
+            host.notice(f"Give the number of a rule: /permissions revoke 1..{len(rules)}", Severity.WARNING)
             return
         rule = rules[int(words[1]) - 1]
         try:
             policy.revoke(rule, SettingsRuleStore(host.session.cwd).remove)
         except (OSError, ValueError) as error:
-            host.notice(f"Could not remove {rule.pattern} from {rule.path}: {error}", "error")
+            host.notice(f"Could not remove {rule.pattern} from {rule.path}: {error}", Severity.ERROR)
             return
-        host.notice(f"Revoked {rule.kind.value} {rule.pattern} ({rule.source.value})", "success")
+        host.notice(f"Revoked {rule.kind.value} {rule.pattern} ({rule.source.value})", Severity.SUCCESS)
         return
     if not rules:
         host.show(f"No permission rules. Approval mode: **{policy.mode.value}**.")
@@ -59,7 +61,7 @@ async def approval_mode(host: CommandHost, args: str) -> None:
     try:
         mode = ApprovalMode(wanted)
     except ValueError:
-        host.notice(f"No approval mode {wanted!r}: use plan, default, auto-edit or yolo.", "warning")
+        host.notice(f"No approval mode {wanted!r}: use plan, default, auto-edit or yolo.", Severity.WARNING)
         return
     if mode is ApprovalMode.YOLO and current is not ApprovalMode.YOLO:
         question = "Switch to yolo? Every edit and every command will then run without a question."

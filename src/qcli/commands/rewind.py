@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
     from qcore.checkpoints.restore import RestorePlan
@@ -27,7 +29,7 @@ _VERBS = {"write": "put back", "delete": "remove (the turn created it)"}
 def _checkpoints(host: CommandHost) -> TurnCheckpoints | None:
     checkpoints = host.session.checkpoints
     if checkpoints is None or not checkpoints.enabled:
-        host.notice(OFF, "warning")
+        host.notice(OFF, Severity.WARNING)
         return None
     return checkpoints
 
@@ -101,7 +103,7 @@ async def rewind(host: CommandHost, args: str) -> None:
     what = words[1] if len(words) > 1 else "both"
     found = {turn.index: mark for turn, mark in turns}
     if not words[0].isdigit() or int(words[0]) not in found or what not in ("code", "chat", "both"):
-        host.notice("Usage: /rewind [N [code|chat|both]] (`/rewind` lists the turns)", "warning")
+        host.notice("Usage: /rewind [N [code|chat|both]] (`/rewind` lists the turns)", Severity.WARNING)
         return
     index = int(words[0])
     if what in ("code", "both"):
@@ -121,11 +123,13 @@ async def rewind(host: CommandHost, args: str) -> None:
             host.notice(
                 "The conversation was compressed or cleared since that turn, so it cannot be taken back "
                 "to it; only files can go back (`/rewind N code`).",
-                "warning",
+                Severity.WARNING,
             )
             return
         kept = list(history[:at])
         state.replace_history(kept)
         await host.clear_conversation()
         host.show_history(kept)
-        host.notice(f"The conversation is back to before turn {index}: {mark.prompt[:60]!r}.", "success")
+        host.notice(
+            f"The conversation is back to before turn {index}: {mark.prompt[:60]!r}.", Severity.SUCCESS
+        )

@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from qcli.commands.host import markdown_table
+from qcli.severity import Severity
 
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
@@ -56,7 +57,7 @@ async def mcp(host: CommandHost, args: str) -> None:
         for name in names:
             host.notice(f"reconnecting {name}…")
             status = await manager.reconnect(name)
-            host.notice(status.summary(), "success" if status.state == "connected" else "error")
+            host.notice(status.summary(), Severity.SUCCESS if status.state == "connected" else Severity.ERROR)
         sources.refresh()
         return
     parts = ["### MCP servers"]
@@ -89,12 +90,12 @@ async def kernel(host: CommandHost, args: str) -> None:
         try:
             await kernel.restart("The user restarted the Python kernel.")
         except KernelStartError as error:
-            host.notice(str(error), "error")
+            host.notice(str(error), Severity.ERROR)
             return
-        host.notice(f"Python kernel restarted (pid {kernel.pid}); its variables are gone.", "success")
+        host.notice(f"Python kernel restarted (pid {kernel.pid}); its variables are gone.", Severity.SUCCESS)
         return
     if verb:
-        host.notice("Usage: /kernel [restart]", "warning")
+        host.notice("Usage: /kernel [restart]", Severity.WARNING)
         return
     rows = [
         ("state", kernel.state.value),

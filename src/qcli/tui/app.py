@@ -2,12 +2,14 @@
 
 The first frame comes before the engine: the session (settings, tools, MCP servers, the model client)
 is put together in a worker after mount, and anything typed meanwhile waits for it. Engine events arrive
-on the app's own loop and update the widgets directly; every decision goes back through ``TuiApprover``.
+on the app's own loop as views (``qcli.event_view``) and update the widgets directly; every decision
+goes back through ``TuiApprover``.
 
-The app owns the state, the layout, the prompt queue and the terminal; the rest lives beside it, each
-imported when first needed so the first frame pays for none of it: ``tui_startup`` (building the
-session), ``event_view`` (engine events), ``tui_approvals`` (the question), ``tui_keys`` (what the keys
-do) and ``tui_commands`` (what slash commands see of the app).
+The app owns the state, the layout, the prompt queue and the terminal; widgets tell it what happened
+with messages and it sets what they show. The rest lives beside it and uses only its public surface:
+``startup`` (building the session), ``views`` (drawing the views of events), ``approvals`` (the
+question), ``keys`` (what the keys do) and ``commands`` (what slash commands see of the app); all but
+``keys`` are imported when first needed, so the first frame pays for none of the engine.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
+from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
 from qcli.tui.history import PromptHistory, history_path
+from qcli.tui.keys import AppKeys
 from qcli.tui.transcript import Transcript
 from qcli.tui.widgets.approval import ApprovalPanel
 from qcli.tui.widgets.conversation import Conversation, Notice, UserMessage
@@ -36,10 +40,13 @@ if TYPE_CHECKING:
     from qcore.abort import AbortSignal
     from qcore.agent.session import Session
     from qcore.agent.stats import SessionStats
-    from qcore.events import Event
+    from qcore.events import Event, SourceState
     from qcore.llm.types import LLMClient
 
 __all__ = ["QcliApp"]
+
+TRANSCRIPT_STYLES = {Severity.ERROR: "red", Severity.WARNING: "yellow"}
+"""How a notice of each severity is printed in the transcript (the rest dim)."""
 
 
 class QcliApp(App[int]):
@@ -74,16 +81,14 @@ class QcliApp(App[int]):
         self._stats: SessionStats | None = None
         self.ready = asyncio.Event()
         """Set once the session is built (tests wait on it)."""
-        self._last_escape = 0.0
+        self.keys = AppKeys(self)
         self.pending: list[str] = []
         """Prompts typed before the session was ready or while a turn runs; sent in order."""
         self.turn_signal: AbortSignal | None = None
         self.shell_signal: AbortSignal | None = None
         self.cards: dict[str, ToolCard] = {}
-        self.mcp_states: dict[str, str] = {}
+        self.mcp_states: dict[str, SourceState] = {}
         self.assistant: AssistantTurn | None = None
-        self._last_ctrl_c = 0.0
-        self._title_set = False
         self.conversation = Conversation()
         self.approval = ApprovalPanel()
         self.prompt_box = PromptBox(PromptHistory(history_path(self.cwd.resolve(), home)))
@@ -105,6 +110,11 @@ class QcliApp(App[int]):
     def session(self) -> Session:
         if self._session is None:
             raise RuntimeError("the session is not ready yet")
+        return self._session
+
+    @property
+    def live_session(self) -> Session | None:
+        """The session once it is built; None before, or when building it failed."""
         return self._session
 
     @property
@@ -144,7 +154,7 @@ class QcliApp(App[int]):
         try:
             session = await session_for(self, self._llm_override)
         except Exception as error:  # a broken set-up is reported; the app stays usable for /quit
-            self.notice(f"Could not start: {type(error).__name__}: {error}", "error")
+            self.notice(f"Could not start: {type(error).__name__}: {error}", Severity.ERROR)
             return
         self._session = session
         if session.checkpoints is not None:
@@ -156,7 +166,7 @@ class QcliApp(App[int]):
         session.events.subscribe(self._on_event)
         session.start()
         if any(message.role != "system" for message in session.history):  # a resumed session
-            from qcli.event_view import show_history
+            from qcli.tui.views import show_history
 
             show_history(self, [m for m in session.history if m.role != "system"])
             self.notice(f"Going on with session {session.session_id[:12]}.")
@@ -177,11 +187,11 @@ class QcliApp(App[int]):
         )
         self.prompt_box.files = lambda: workspace_files(session.cwd)
         for problem in launch.problems:
-            self.notice(problem, "warning")
+            self.notice(problem, Severity.WARNING)
         if not launch.demo and not launch.model.configured and self._llm_override is None:
             from qcli.launch import NO_MODEL
 
-            self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", "warning")
+            self.notice(f"{NO_MODEL} To try qcli without a key: qcli --demo", Severity.WARNING)
         self._read_branch()
         first = self.args.prompt_interactive or (demo_prompt() if launch.demo else None)
         if first:
@@ -198,14 +208,18 @@ class QcliApp(App[int]):
             self.call_from_thread(self.status_line.set, branch=branch)
 
     def _on_event(self, event: Event) -> None:
-        from qcli.event_view import show_event
+        from qcli.tui.views import show_event
 
         show_event(self, event)
 
     # --- sending -----------------------------------------------------------------------------------
 
     def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
-        text = message.text
+        self.submit(message.text)
+
+    def submit(self, text: str) -> None:
+        """What the user sent: a slash command, their own ``!command``, or a prompt (queued while a turn
+        runs or the session is being built)."""
         if text.startswith("/") and not text.startswith("//"):
             self._slash_command(text)
         elif text.startswith("!") and len(text) > 1:
@@ -236,7 +250,7 @@ class QcliApp(App[int]):
         try:
             expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
             for problem in expanded.problems:
-                self.notice(problem, "warning")
+                self.notice(problem, Severity.WARNING)
             if expanded.attached:
                 self.notice("attached " + ", ".join(expanded.attached))
             await session.send(expanded.text, signal)
@@ -255,17 +269,31 @@ class QcliApp(App[int]):
         self.transcript.add("user", line)
         try:
             if not await run_command(TuiCommandHost(self), line):
-                self.notice(f"No command {line.split()[0]}; /help lists them.", "warning")
+                self.notice(f"No command {line.split()[0]}; /help lists them.", Severity.WARNING)
         except Exception as error:
-            self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", "error")
+            self.notice(f"{line.split()[0]} failed: {type(error).__name__}: {error}", Severity.ERROR)
 
     @work(group="shell", exit_on_error=False)
     async def _user_shell(self, command: str) -> None:
-        from qcli.tui.widgets.user_shell import run_user_shell
+        from qcli.tui.widgets.user_shell import UserShellBlock, ended, for_the_model
+        from qcore.abort import AbortSignal
 
         if self._session is None:
             await self.ready.wait()
-        await run_user_shell(self, command)
+        session = self.session
+        block = UserShellBlock(command)
+        self.conversation.add(block)
+        self.shell_signal = signal = AbortSignal()
+        try:
+            result = await block.run(session.cwd, signal)
+        finally:
+            self.shell_signal = None
+        if result is not None:
+            status, output = ended(result), for_the_model(result.output)
+            session.add_context(
+                f"I ran this command myself in {session.cwd}:\n$ {command}\n({status})\n```\n{output}\n```"
+            )
+            self.transcript.add("tool", f"$ {command}\n{output.rstrip()}\n({status})")
 
     # --- questions ---------------------------------------------------------------------------------
 
@@ -278,28 +306,36 @@ class QcliApp(App[int]):
         self.approver.answer(message.question, message.decision)
         self.status_line.set(busy="working")
 
+    def on_approval_panel_asked(self, message: ApprovalPanel.Asked) -> None:
+        self.bell()
+        self._terminal_title("qcli · waiting for you")
+
+    def on_approval_panel_closed(self, message: ApprovalPanel.Closed) -> None:
+        self._terminal_title("qcli")
+
     async def on_approval_panel_edit_requested(self, message: ApprovalPanel.EditRequested) -> None:
         from qcli.tui.approvals import edit_proposal
 
         edit_proposal(self, message.question)
 
     async def on_prompt_area_editor_requested(self, message: PromptArea.EditorRequested) -> None:
-        from qcli.tui.editor import edit_text
-
-        edited = self._in_editor(edit_text, self.prompt.expanded_text(), ".md")
+        edited = self.edit_externally(self.prompt.expanded_text(), ".md")
         if edited is not None:
             self.prompt.set_prompt(edited.rstrip("\n"))
             self.prompt.pastes.clear()
 
-    def _in_editor(self, edit: Any, content: str, suffix: str) -> str | None:
-        """Run the editor with the terminal handed over; None when it could not run."""
+    def edit_externally(self, content: str, suffix: str) -> str | None:
+        """``content`` as the user saved it in ``$EDITOR``, run with the terminal handed over; None when
+        the editor could not run."""
         from textual.app import SuspendNotSupported
 
+        from qcli.tui.editor import edit_text
+
         if self.is_headless:  # no terminal to hand over (tests, pipes): the editor runs as it is
-            return edit(content, suffix)  # type: ignore[no-any-return]
+            return edit_text(content, suffix)
         try:
             with self.suspend():
-                result: str | None = edit(content, suffix)
+                result = edit_text(content, suffix)
         except SuspendNotSupported:
             return None
         self.refresh()
@@ -316,35 +352,25 @@ class QcliApp(App[int]):
 
     def action_interrupt(self) -> None:
         """Ctrl+C in layers: copy a selection; clear the input; stop the running tool; stop the turn; leave."""
-        from qcli.tui.keys import interrupt
-
-        interrupt(self)
+        self.keys.interrupt()
 
     def action_cancel_turn(self) -> None:
-        from qcli.tui.keys import cancel_turn
-
-        cancel_turn(self)
+        self.keys.cancel_turn()
 
     def action_quit_if_empty(self) -> None:
-        from qcli.tui.keys import quit_if_empty
-
-        quit_if_empty(self)
+        self.keys.quit_if_empty()
 
     def action_cycle_mode(self) -> None:
-        from qcli.tui.keys import cycle_mode
-
-        cycle_mode(self)
+        self.keys.cycle_mode()
 
     def action_transcript(self) -> None:
-        from qcli.tui.keys import show_transcript
-
-        show_transcript(self)
+        self.keys.show_transcript()
 
     # --- output ------------------------------------------------------------------------------------
 
-    def notice(self, text: str, kind: str = "info") -> None:
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.conversation.add(Notice(text, kind))
-        self.transcript.add("notice", text, {"error": "red", "warning": "yellow"}.get(kind, ""))
+        self.transcript.add("notice", text, TRANSCRIPT_STYLES.get(kind, ""))
 
     def show_markdown(self, markdown: str) -> None:
         """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""

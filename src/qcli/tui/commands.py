@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -37,7 +39,7 @@ class TuiCommandHost:
     def show(self, markdown: str) -> None:
         self.app.show_markdown(markdown)
 
-    def notice(self, text: str, kind: str = "info") -> None:
+    def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.app.notice(text, kind)
 
     async def confirm(self, question: str) -> bool:
@@ -52,7 +54,7 @@ class TuiCommandHost:
         self.app.cards.clear()
 
     def show_history(self, messages: Sequence[ChatMessage]) -> None:
-        from qcli.event_view import show_history
+        from qcli.tui.views import show_history
 
         show_history(self.app, messages)
 

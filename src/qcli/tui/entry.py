@@ -21,7 +21,8 @@ def run_tui(args: argparse.Namespace) -> int:
 
 
 def summary_line(app: QcliApp) -> Text:
-    if app._session is None or app._stats is None:
+    session = app.live_session
+    if session is None:
         return Text("qcli: no session was started.", "dim")
-    session_id = app.session.session_id[:12]
+    session_id = session.session_id[:12]
     return Text.assemble(("qcli ", "bold"), (f"session {session_id} · ", "dim"), (app.stats.summary(), "dim"))

@@ -13,6 +13,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qcli.severity import Severity
+
 if TYPE_CHECKING:
     from qcli.launch import Launch
     from qcli.tui.app import QcliApp
@@ -58,16 +60,18 @@ async def ask_trust(app: QcliApp, launch: Launch) -> bool:
         "never": TrustLevel.DO_NOT_TRUST,
     }
     if choice not in levels:
-        app.notice(held_back_report(launch, "tui") + "\nAsked again at the next start.", "warning")
+        app.notice(held_back_report(launch, "tui") + "\nAsked again at the next start.", Severity.WARNING)
         return False
     folders = TrustedFolders.load(trusted_folders_path(Path.home()))
     try:
         await asyncio.to_thread(folders.set, launch.trust.folder, levels[choice])
     except OSError as error:
-        app.notice(f"Could not save the trust decision to {folders.path}: {error}", "error")
+        app.notice(f"Could not save the trust decision to {folders.path}: {error}", Severity.ERROR)
         return False
     if choice == "never":
-        app.notice(held_back_report(launch, "tui") + f"\nNot trusted; saved in {folders.path}.", "warning")
+        app.notice(
+            held_back_report(launch, "tui") + f"\nNot trusted; saved in {folders.path}.", Severity.WARNING
+        )
         return False
     return True
 

@@ -17,7 +17,8 @@ prompt never answers them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -25,6 +26,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -35,6 +37,22 @@ from qcli.tui.widgets.key_guard import KeyGuard, add_key
 if TYPE_CHECKING:  # the engine's modules load with the first question, not with the first frame
     from qcore.permissions import ApprovalRequest, Decision
     from qcore.permissions.policy import ShellExplanation
+
+
+AlwaysOutcome = Literal["proceed_always", "proceed_always_server"]
+"""The ``ToolConfirmationOutcome`` values an "always" answer takes (named, not imported: the engine loads
+with the first question)."""
+
+
+class Step(StrEnum):
+    """Where the question is: choosing an answer, then for "always" its scope, or its rule being edited,
+    or the optional word for the model after a no."""
+
+    CHOOSE = "choose"
+    SCOPE = "scope"
+    RULE = "rule"
+    FEEDBACK = "feedback"
+
 
 SCOPES = {"s": "session", "p": "project", "u": "user"}
 """Keys to rule scopes (``RuleSource`` values)."""
@@ -136,15 +154,22 @@ class ApprovalPanel(Vertical, can_focus=True):
             super().__init__()
             self.question = question
 
+    class Asked(Message):
+        """A question is on screen: the app calls for the user's attention."""
+
+    class Closed(Message):
+        """No question is on screen any more."""
+
+    waiting: reactive[int] = reactive(0, init=False)
+    """How many more questions wait behind this one (the title says so)."""
+
     def __init__(self) -> None:
         super().__init__(id="approval")
         self.question: Question | None = None
-        self.step = "choose"
-        """choose, scope, rule or feedback."""
+        self.step = Step.CHOOSE
         self.rules: tuple[str, ...] = ()
-        self.outcome = "proceed_always"
+        self.outcome: AlwaysOutcome = "proceed_always"
         """The "always" answer being put together: ``proceed_always`` or ``proceed_always_server``."""
-        self.waiting = 0
         self.scopes: dict[str, str] = dict(SCOPES)
         """The scopes offered; without "project" when the folder is not trusted (its rules would be held
         back at the next start)."""
@@ -165,7 +190,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         self.guard.stop()  # closed from the moment the question changes, until it has been seen
         self.question = question
         self.waiting = waiting
-        self.step = "choose"
+        self.step = Step.CHOOSE
         request = question.request
         self.rules = request.suggested_rules
         self.outcome = "proceed_always"
@@ -179,12 +204,20 @@ class ApprovalPanel(Vertical, can_focus=True):
             self._body.focus()
         else:
             self.focus()
+        self.post_message(self.Asked())
 
     async def hide(self) -> None:
+        shown = self.question is not None
         self.question = None
         self.display = False
         self.guard.stop()
         await self._remove_extras()
+        if shown:
+            self.post_message(self.Closed())
+
+    def watch_waiting(self) -> None:
+        if self.question is not None:
+            self._title.update(self._title_text(self.question.request))
 
     async def _remove_extras(self) -> None:
         extras = [child for child in self.children if child not in (self._title, self._keys)]
@@ -248,7 +281,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         if request is None:
             self._keys.update(text)
             return
-        if self.step == "choose":
+        if self.step is Step.CHOOSE:
             if request.no_rule and not request.suggested_rules:
                 text.append(f"No “always” here: {visible(request.no_rule)}.\n", "dim")
             key("y", "yes, once")
@@ -260,7 +293,7 @@ class ApprovalPanel(Vertical, can_focus=True):
                 key("e", "edit it yourself")
                 key("s", "split/unified")
             key("n", "no (esc)")
-        elif self.step == "scope":
+        elif self.step is Step.SCOPE:
             text.append("Allow from now on: ", "bold")
             text.append(marked(", ".join(self.rules), "bold cyan"))
             text.append("\n")
@@ -270,9 +303,9 @@ class ApprovalPanel(Vertical, can_focus=True):
                 text.append("\n")
             key("r", "edit the rule")
             key("esc", "back")
-        elif self.step == "rule":
+        elif self.step is Step.RULE:
             text.append("Edit the rule, then Enter (Esc to go back)", "bold")
-        elif self.step == "feedback":
+        elif self.step is Step.FEEDBACK:
             text.append("Tell the model why, or what to do instead (Enter sends, Esc skips)", "bold")
         self._keys.update(text)
 
@@ -287,15 +320,15 @@ class ApprovalPanel(Vertical, can_focus=True):
 
         self._answer(Decision.reject(feedback))
 
-    async def _enter_step(self, step: str) -> None:
+    async def _enter_step(self, step: Step) -> None:
         self.step = step
         for field in self.query(Input):
             await field.remove()
-        if step == "rule":
+        if step is Step.RULE:
             for rule in self.rules:
                 await self.mount(Input(rule, classes="rule-input"), before=self._keys)
             self.query(Input).first().focus()
-        elif step == "feedback":
+        elif step is Step.FEEDBACK:
             field = Input(placeholder="(optional) why not, or what to do instead", id="feedback")
             await self.mount(field, before=self._keys)
             field.focus()
@@ -305,17 +338,21 @@ class ApprovalPanel(Vertical, can_focus=True):
         self._show_keys()
 
     async def on_key(self, event: events.Key) -> None:
-        if self.question is not None and self.step in ("choose", "scope") and not self.guard.admits(event):
+        if (
+            self.question is not None
+            and self.step in (Step.CHOOSE, Step.SCOPE)
+            and not self.guard.admits(event)
+        ):
             event.stop()  # typed before the question (or this step of it) was seen: dropped
             event.prevent_default()
             return
         if self.question is None or isinstance(self.screen.focused, Input):
-            if event.key == "escape" and self.step in ("rule", "feedback"):
+            if event.key == "escape" and self.step in (Step.RULE, Step.FEEDBACK):
                 event.stop()
-                if self.step == "feedback":
+                if self.step is Step.FEEDBACK:
                     self._reject()
                 else:
-                    await self._enter_step("scope")
+                    await self._enter_step(Step.SCOPE)
             return
         from qcore.permissions import Decision
         from qcore.permissions.rules import RuleSource
@@ -323,19 +360,19 @@ class ApprovalPanel(Vertical, can_focus=True):
 
         request = self.question.request
         key = event.key
-        if self.step == "choose":
+        if self.step is Step.CHOOSE:
             if key == "y":
                 self._answer(Decision.once())
             elif key == "a" and request.suggested_rules:
                 self.rules, self.outcome = request.suggested_rules, "proceed_always"
-                await self._enter_step("scope")
+                await self._enter_step(Step.SCOPE)
             elif key == "v" and request.server_rules:
                 self.rules, self.outcome = request.server_rules, "proceed_always_server"
-                await self._enter_step("scope")
+                await self._enter_step(Step.SCOPE)
             elif key == "e" and request.details.type == "edit":
                 self.post_message(self.EditRequested(self.question))
             elif key in ("n", "escape"):
-                await self._enter_step("feedback")
+                await self._enter_step(Step.FEEDBACK)
             elif key == "s" and request.details.type == "edit":
                 toggle = getattr(self._body, "action_toggle_split", None)
                 if toggle is not None:
@@ -343,14 +380,14 @@ class ApprovalPanel(Vertical, can_focus=True):
             else:
                 return
             event.stop()
-        elif self.step == "scope":
+        elif self.step is Step.SCOPE:
             if key in self.scopes:
                 outcome = ToolConfirmationOutcome(self.outcome)
                 self._answer(Decision(outcome, scope=RuleSource(self.scopes[key]), rules=self.rules))
             elif key == "r":
-                await self._enter_step("rule")
+                await self._enter_step(Step.RULE)
             elif key == "escape":
-                await self._enter_step("choose")
+                await self._enter_step(Step.CHOOSE)
             else:
                 return
             event.stop()
@@ -359,7 +396,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         from qcore.permissions.rules import RuleSyntaxError, split_rule
 
         event.stop()
-        if self.step == "feedback":
+        if self.step is Step.FEEDBACK:
             self._reject(event.value.strip() or None)
             return
         edited = tuple(field.value.strip() for field in self.query(Input) if field.value.strip())
@@ -377,4 +414,4 @@ class ApprovalPanel(Vertical, can_focus=True):
             )
             return
         self.rules = edited
-        await self._enter_step("scope")
+        await self._enter_step(Step.SCOPE)

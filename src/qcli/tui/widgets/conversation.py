@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from qcli.severity import Severity
 from qcli.terminal_text import visible
 
 MAX_BLOCKS = 150
@@ -22,10 +23,10 @@ PRUNE_STEP = 25
 USER_MESSAGE_LINES = 12
 
 NOTICE_STYLES = {
-    "info": ("•", "dim"),
-    "warning": ("!", "yellow"),
-    "error": ("✗", "red"),
-    "success": ("✓", "green"),
+    Severity.INFO: ("•", "dim"),
+    Severity.WARNING: ("!", "yellow"),
+    Severity.ERROR: ("✗", "red"),
+    Severity.SUCCESS: ("✓", "green"),
 }
 
 
@@ -59,9 +60,9 @@ class Notice(Static):
     Notice.-warning { color: $warning; }
     """
 
-    def __init__(self, text: str, kind: str = "info") -> None:
+    def __init__(self, text: str, kind: Severity = Severity.INFO) -> None:
         text = visible(text)
-        mark, style = NOTICE_STYLES.get(kind, NOTICE_STYLES["info"])
+        mark, style = NOTICE_STYLES.get(kind, NOTICE_STYLES[Severity.INFO])
         super().__init__(Text.assemble((f"{mark} ", style), (text, style)), classes=f"notice -{kind}")
         self.text = text
         self.kind = kind

@@ -18,6 +18,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from textual.content import Content
     from textual.widgets import Markdown
+    from textual.widgets._markdown import (
+        MarkdownBlock,
+        MarkdownBulletList,
+        MarkdownFence,
+        MarkdownList,
+        MarkdownOrderedList,
+    )
 
 __all__ = ["document_class", "prepare_highlight"]
 
@@ -48,16 +55,26 @@ def document_class() -> type[Markdown]:
     replaces the whole list on every append, which costs about 7 ms per item per update (a 40-item list
     took 270-490 ms per update).
     """
-    from textual.containers import Horizontal
     from textual.widgets import Markdown
-    from textual.widgets._markdown import (
-        MarkdownBlock,
-        MarkdownBulletList,
-        MarkdownFence,
-        MarkdownList,
-        MarkdownListItem,
-        MarkdownOrderedList,
-    )
+
+    fence = _fence_class()
+    bullet_list, ordered_list = _list_classes()
+
+    class AnswerMarkdown(Markdown):
+        BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (declared so by Markdown)
+            **Markdown.BLOCKS,
+            "fence": fence,
+            "code_block": fence,
+            "bullet_list_open": bullet_list,
+            "ordered_list_open": ordered_list,
+        }
+
+    return AnswerMarkdown
+
+
+def _fence_class() -> type[MarkdownFence]:
+    """A fence highlighted through the memo, and not re-rendered when re-parsed with the same code."""
+    from textual.widgets._markdown import MarkdownFence
 
     class AnswerFence(MarkdownFence):
         @classmethod
@@ -72,44 +89,46 @@ def document_class() -> type[Markdown]:
                 return
             await super()._update_from_block(block)
 
-    async def grow_list(current: MarkdownList, block: MarkdownBlock) -> bool:
-        """Update a mounted list from its re-parsed, longer self; False if it has to be replaced."""
-        rows = [child for child in current.children if isinstance(child, Horizontal)]
-        if type(block) is not type(current) or not rows:
-            return False
-        items = [item for item in block._blocks if isinstance(item, MarkdownListItem)]
-        if len(items) < len(rows):
-            return False
-        if isinstance(current, MarkdownOrderedList):
-            try:
-                start = int(items[0].bullet)
-            except ValueError:
-                start = 1
-            if len(str(start + len(rows) - 1)) != len(str(start + len(items) - 1)):
-                return False  # numbers got wider: every bullet is re-aligned
-        new_rows = list(block.compose())  # Textual's own rows; only the last old one and new ones mount
-        current._copy_context(block)
-        await rows[-1].remove()
-        await current.mount_all(new_rows[len(rows) - 1 :])
-        return True
+    return AnswerFence
+
+
+def _list_classes() -> tuple[type[MarkdownBulletList], type[MarkdownOrderedList]]:
+    """Bullet and ordered lists that grow in place (``_grow_list``) instead of being replaced."""
+    from textual.widgets._markdown import MarkdownBulletList, MarkdownOrderedList
 
     class AnswerBulletList(MarkdownBulletList):
         async def _update_from_block(self, block: MarkdownBlock) -> None:
-            if not await grow_list(self, block):
+            if not await _grow_list(self, block):
                 await super()._update_from_block(block)
 
     class AnswerOrderedList(MarkdownOrderedList):
         async def _update_from_block(self, block: MarkdownBlock) -> None:
-            if not await grow_list(self, block):
+            if not await _grow_list(self, block):
                 await super()._update_from_block(block)
 
-    class AnswerMarkdown(Markdown):
-        BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (declared so by Markdown)
-            **Markdown.BLOCKS,
-            "fence": AnswerFence,
-            "code_block": AnswerFence,
-            "bullet_list_open": AnswerBulletList,
-            "ordered_list_open": AnswerOrderedList,
-        }
+    return AnswerBulletList, AnswerOrderedList
 
-    return AnswerMarkdown
+
+async def _grow_list(current: MarkdownList, block: MarkdownBlock) -> bool:
+    """Update a mounted list from its re-parsed, longer self; False if it has to be replaced."""
+    from textual.containers import Horizontal
+    from textual.widgets._markdown import MarkdownListItem, MarkdownOrderedList
+
+    rows = [child for child in current.children if isinstance(child, Horizontal)]
+    if type(block) is not type(current) or not rows:
+        return False
+    items = [item for item in block._blocks if isinstance(item, MarkdownListItem)]
+    if len(items) < len(rows):
+        return False
+    if isinstance(current, MarkdownOrderedList):
+        try:
+            start = int(items[0].bullet)
+        except ValueError:
+            start = 1
+        if len(str(start + len(rows) - 1)) != len(str(start + len(items) - 1)):
+            return False  # numbers got wider: every bullet is re-aligned
+    new_rows = list(block.compose())  # Textual's own rows; only the last old one and new ones mount
+    current._copy_context(block)
+    await rows[-1].remove()
+    await current.mount_all(new_rows[len(rows) - 1 :])
+    return True

@@ -212,7 +212,7 @@ class PromptArea(TextArea):
 
     # --- completion --------------------------------------------------------------------------------
 
-    def _token(self) -> tuple[str, str, tuple[int, int]] | None:
+    def token(self) -> tuple[str, str, tuple[int, int]] | None:
         """The completion kind, the token typed so far, and where it starts."""
         row, column = self.cursor_location
         line = self.document[row][:column]
@@ -224,14 +224,14 @@ class PromptArea(TextArea):
         return None
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        token = self._token()
+        token = self.token()
         if token is None:
             self.on_complete("", "")
         else:
             self.on_complete(token[0], token[1])
 
     def accept(self, choice: Completion) -> None:
-        token = self._token()
+        token = self.token()
         if self.menu is not None:
             self.menu.hide()
         if token is None:
@@ -291,6 +291,6 @@ class PromptBox(Vertical):
         self.app.call_from_thread(self._show_files, query, choices)
 
     def _show_files(self, query: str, choices: list[Completion]) -> None:
-        token = self.area._token()
+        token = self.area.token()
         if token is not None and token[0] == "@" and token[1] == query:
             self.menu.show(choices)

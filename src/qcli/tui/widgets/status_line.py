@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from qcli.terminal_text import visible
@@ -79,15 +80,14 @@ class StatusLine(Static):
     StatusLine { height: 1; padding: 0 1; color: $text-muted; }
     """
 
+    status: reactive[Status] = reactive(Status, layout=False)
+    """What the line shows; the app sets it (or changes a part with ``set``) and the line redraws."""
+
     def __init__(self) -> None:
         super().__init__(id="status-line")
-        self.status = Status()
 
-    def on_mount(self) -> None:
-        self.update(status_text(self.status))
+    def watch_status(self, status: Status) -> None:
+        self.update(status_text(status))
 
     def set(self, **changes: Any) -> None:
-        status = replace(self.status, **changes)
-        if status != self.status:
-            self.status = status
-            self.update(status_text(status))
+        self.status = replace(self.status, **changes)

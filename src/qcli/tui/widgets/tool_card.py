@@ -19,8 +19,9 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from qcli.event_view import CallView
 from qcli.terminal_text import visible
-from qcore.calls import ToolCall, ToolCallState
+from qcore.calls import ToolCallState
 from qcore.text.diffs import FileDiff
 from qcore.tools.results import ImageDisplay, TodoListDisplay, ToolResultDisplay
 
@@ -101,9 +102,10 @@ class ToolCard(Vertical, can_focus=True):
 
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, call: ToolCall) -> None:
+    def __init__(self, call: CallView) -> None:
         super().__init__(classes="tool-card")
         self.call = call
+        """The call as last shown."""
         self.output: ToolResultDisplay = ""
         self._head = Static(classes="head")
         self._body = Static(classes="body")
@@ -124,18 +126,18 @@ class ToolCard(Vertical, can_focus=True):
 
     @property
     def title(self) -> str:
-        return visible(self.call.display_name or self.call.tool_name or self.call.request.name)
+        return visible(self.call.title)
 
     def head_text(self) -> Text:
         mark, label, style = STATES[self.call.state]
         text = Text.assemble((f"{mark} ", style), (self.title, "bold"), " ")
-        description = self.call.description or self.call.request.arguments
+        description = self.call.description or self.call.arguments
         text.append(visible(description).split("\n")[0][:200] if description else "", "")
         if self._running_since is not None and self.call.state is ToolCallState.EXECUTING:
             label = f"running {elapsed_text(time.monotonic() - self._running_since)}"
         elif self.call.state.terminal and self.call.duration_ms >= 1000:
             label += f" in {elapsed_text(self.call.duration_ms / 1000)}"
-        display = self.call.result.return_display if self.call.result else None
+        display = self.call.display
         if isinstance(display, FileDiff) and display.diff_stat is not None:
             stat = display.diff_stat
             text.append(f"  +{stat.model_added_lines}", "green")
@@ -144,27 +146,21 @@ class ToolCard(Vertical, can_focus=True):
         return text
 
     def body_text(self) -> Text:
-        result = self.call.result
-        display: ToolResultDisplay = self.output
-        if result is not None:
-            if result.error is not None and self.call.state is ToolCallState.ERROR:
-                return Text(visible(result.error.message), "red")
-            display = result.return_display or display
+        call = self.call
+        if call.error is not None and call.state is ToolCallState.ERROR:
+            return Text(visible(call.error), "red")
+        display = self._current_display()
         if isinstance(display, TodoListDisplay):
             return todo_text(display)
         if isinstance(display, FileDiff):
             return diff_text(display)
         if isinstance(display, ImageDisplay):
             return Text(visible(f"image ({display.mime_type}) saved at {display.path}"))
-        if self.call.state is ToolCallState.CANCELLED and result is not None and result.error is not None:
-            shown = (
-                Text(visible(str(display).rstrip("\n")))
-                if display and display != result.error.message
-                else Text()
-            )
+        if call.state is ToolCallState.CANCELLED and call.error is not None:
+            shown = Text(visible(display.rstrip("\n"))) if display and display != call.error else Text()
             if shown:
                 shown.append("\n")
-            shown.append(visible(result.error.message), "yellow")
+            shown.append(visible(call.error), "yellow")
             return shown
         return Text(visible(str(display).rstrip("\n")))
 
@@ -184,13 +180,12 @@ class ToolCard(Vertical, can_focus=True):
         self._body.display = bool(body.plain.strip())
 
     def _current_display(self) -> ToolResultDisplay:
-        if self.call.result is not None and self.call.result.return_display:
-            return self.call.result.return_display
-        return self.output
+        """The result's display once there is one (and it is not empty); the live output before."""
+        return self.call.display or self.output
 
     # --- updates -----------------------------------------------------------------------------------
 
-    def update_call(self, call: ToolCall) -> None:
+    def update_call(self, call: CallView) -> None:
         self.call = call
         self.set_class(call.state is ToolCallState.AWAITING_APPROVAL, "-awaiting")
         self.set_class(call.state is ToolCallState.ERROR, "-error")

@@ -1,19 +1,28 @@
-"""``!command``: the user's own command, run in the workspace with its output shown live and then added to
-the conversation, so the model sees it with the next prompt. It needs no approval: the user typed it."""
+"""``!command``: the user's own command, run in the workspace with its output shown live; the app then adds
+it to the conversation, so the model sees it with the next prompt. It needs no approval: the user typed
+it.
+
+The block runs the command and draws itself from its ``output`` and ``footer``; what becomes of the
+result (the model's context, the transcript) is the app's to decide.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from qcli.terminal_text import visible
-from qcore.abort import AbortSignal
-from qcore.execution.shell_runner import ShellChunk, SubprocessShellRunner
+from qcore.execution.shell_runner import ShellChunk, ShellResult, SubprocessShellRunner
 
 if TYPE_CHECKING:
-    from qcli.tui.app import QcliApp
+    from pathlib import Path
+
+    from qcore.abort import AbortSignal
+
+__all__ = ["CONTEXT_CHARS", "SHOWN_LINES", "UserShellBlock", "ended", "for_the_model"]
 
 SHOWN_LINES = 200
 CONTEXT_CHARS = 30_000
@@ -25,11 +34,14 @@ class UserShellBlock(Static):
     UserShellBlock { margin: 0 0 1 0; padding: 0 1; border-left: thick $secondary; color: $text-muted; }
     """
 
+    output: reactive[str] = reactive("", layout=True)
+    """Everything the command wrote so far (stdout and stderr as they came)."""
+    footer: reactive[str] = reactive("running…", layout=True)
+    """How it stands: running, or how it ended."""
+
     def __init__(self, command: str) -> None:
         super().__init__(classes="user-shell")
         self.command = command
-        self.output = ""
-        self.footer = "running…"
 
     def render_text(self) -> Text:
         text = Text.assemble(("$ ", "bold"), (visible(self.command), "bold"), "\n")
@@ -42,44 +54,36 @@ class UserShellBlock(Static):
         text.append(visible(self.footer), "dim italic")
         return text
 
-    def refresh_text(self) -> None:
+    def watch_output(self) -> None:
         self.update(self.render_text())
 
+    def watch_footer(self) -> None:
+        self.update(self.render_text())
 
-async def run_user_shell(app: QcliApp, command: str) -> None:
-    session = app.session
-    block = UserShellBlock(command)
-    app.conversation.add(block)
-    block.refresh_text()
-    signal = AbortSignal()
-    app.shell_signal = signal
+    async def run(self, cwd: Path, signal: AbortSignal) -> ShellResult | None:
+        """Run the command in ``cwd``, showing its output as it comes; None when it could not start."""
 
-    def on_output(chunk: ShellChunk) -> None:
-        block.output += chunk.text
-        block.refresh_text()
+        def on_output(chunk: ShellChunk) -> None:
+            self.output += chunk.text
 
-    try:
-        result = await SubprocessShellRunner().run(
-            command, session.cwd, time_limit=None, signal=signal, on_output=on_output
-        )
-    except OSError as error:
-        block.footer = f"could not start: {error}"
-        block.refresh_text()
-        return
-    finally:
-        app.shell_signal = None
-    status = (
-        "stopped"
-        if result.cancelled
-        else f"exit {result.exit_code}"
-        if result.signal is None
-        else result.signal
-    )
-    block.output = result.output
-    block.footer = status
-    block.refresh_text()
-    output = result.output if len(result.output) <= CONTEXT_CHARS else "…" + result.output[-CONTEXT_CHARS:]
-    session.add_context(
-        f"I ran this command myself in {session.cwd}:\n$ {command}\n({status})\n```\n{output}\n```"
-    )
-    app.transcript.add("tool", f"$ {command}\n{output.rstrip()}\n({status})")
+        try:
+            result = await SubprocessShellRunner().run(
+                self.command, cwd, time_limit=None, signal=signal, on_output=on_output
+            )
+        except OSError as error:
+            self.footer = f"could not start: {error}"
+            return None
+        self.output, self.footer = result.output, ended(result)
+        return result
+
+
+def ended(result: ShellResult) -> str:
+    """How the command ended: stopped, its exit code, or the signal that ended it."""
+    if result.cancelled:
+        return "stopped"
+    return f"exit {result.exit_code}" if result.signal is None else result.signal
+
+
+def for_the_model(output: str) -> str:
+    """The output as the model gets it: its tail, when it is longer than ``CONTEXT_CHARS``."""
+    return output if len(output) <= CONTEXT_CHARS else "…" + output[-CONTEXT_CHARS:]

@@ -26,8 +26,8 @@ def _run(tool_type: type[Edit] | type[WriteFile], root: Path, raw: dict[str, Any
     async def go() -> ToolResult:
         tool = tool_type(ToolContext(Workspace([root])))
         params = tool.build(raw)
-        await tool.should_confirm_execute(params, AbortSignal())
-        return await tool.execute(params, AbortSignal())
+        question = await tool.should_confirm_execute(params, AbortSignal())
+        return await tool.execute(params, AbortSignal(), approved=question)
 
     return asyncio.run(go())
 

@@ -67,7 +67,7 @@ def context(root: Path, editor: Editor) -> ToolContext:
 async def ask_and_run(tool, raw):  # type: ignore[no-untyped-def]
     params = tool.build(raw)
     question = await tool.should_confirm_execute(params, AbortSignal())
-    return question, await tool.execute(params, AbortSignal())
+    return question, await tool.execute(params, AbortSignal(), approved=question)
 
 
 async def test_read_file_sees_the_unsaved_buffer_and_pages_it(
@@ -120,9 +120,10 @@ async def test_a_buffer_changed_while_the_question_is_open_is_not_overwritten(
     target.write_text("a = 1\n")
     tool = Edit(context)
     params = tool.build({"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 2"})
-    assert await tool.should_confirm_execute(params, AbortSignal()) is not None
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    assert question is not None
     editor.buffers[target] = "a = 1\n# typed while the diff was shown\n"
-    result = await tool.execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.error and "changed after the diff was shown" in result.error.message
     assert editor.writes == []
 
@@ -313,15 +314,17 @@ async def test_a_cancel_does_not_wait_for_an_editor_that_never_answers(root: Pat
     await session.aclose()
 
 
-async def test_questions_never_executed_are_not_kept_forever(root: Path) -> None:
+async def test_a_tool_keeps_nothing_between_a_question_and_its_execution(root: Path) -> None:
+    """The question carries its proposal and comes back with the approval: questions never executed
+    (refused, cancelled) leave nothing behind in the tool."""
     (root / "a.py").write_text("a = 1\n")
     tool = Edit(ToolContext(Workspace([root])))
+    before = dict(vars(tool))
     asked = [
         tool.build({"file_path": "a.py", "old_string": "a = 1", "new_string": f"a = {n + 2}"})
         for n in range(200)
     ]
-    for params in asked:  # each refused by the user: never executed
-        assert await tool.should_confirm_execute(params, AbortSignal()) is not None
-    assert len(tool._shown) <= 64
-    result = await tool.execute(asked[-1], AbortSignal())  # the latest still writes what it showed
+    questions = [await tool.should_confirm_execute(params, AbortSignal()) for params in asked]
+    assert vars(tool) == before
+    result = await tool.execute(asked[-1], AbortSignal(), approved=questions[-1])
     assert result.ok and (root / "a.py").read_text() == "a = 201\n"

@@ -75,7 +75,7 @@ async def test_a_file_changed_after_the_diff_was_shown_is_not_written(
     question = await tool.should_confirm_execute(params, AbortSignal())
     assert question is not None
     target.write_text("one\ntwo\nthree\n")
-    result = await tool.execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.error and "changed after the diff was shown" in result.error.message
     assert target.read_text() == "one\ntwo\nthree\n"
 
@@ -352,7 +352,7 @@ async def test_a_read_only_file_is_written_once_approved_and_stays_read_only(
     params = tool.build({"file_path": str(target), "old_string": "a = 1", "new_string": "a = 2"})
     question = await tool.should_confirm_execute(params, AbortSignal())
     assert question is not None and question.protection == "the file is read-only (mode 0444)"
-    result = await tool.execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.ok, result.error
     assert target.read_text() == "a = 2\n" and stat.S_IMODE(target.stat().st_mode) == 0o444
 

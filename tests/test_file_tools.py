@@ -87,7 +87,7 @@ async def test_write_file_creates_folders_and_reports_a_diff(root: Path, context
     question = await tool.should_confirm_execute(params, AbortSignal())
     assert question is not None and question.type == "edit"
     assert question.original_content is None and "+print('hi')" in question.file_diff
-    result = await tool.execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.ok and target.read_text() == "print('hi')\n"
     assert result.text() == f"Successfully created and wrote to new file: {target}."
     assert isinstance(result.return_display, FileDiff)

@@ -37,8 +37,8 @@ def _code(count: int) -> str:
 async def _edit(root: Path, raw: dict[str, Any]) -> None:
     tool = Edit(ToolContext(Workspace([root])))
     params = tool.build(raw)
-    await tool.should_confirm_execute(params, AbortSignal())
-    result = await tool.execute(params, AbortSignal())
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.ok, result.llm_content
 
 
@@ -130,8 +130,8 @@ def test_write_file_checks_cost_a_small_multiple_of_writing(tmp_path: Path) -> N
     async def write() -> None:
         tool = WriteFile(ToolContext(Workspace([tmp_path])))
         params = tool.build({"file_path": str(path), "content": new})
-        await tool.should_confirm_execute(params, AbortSignal())
-        result = await tool.execute(params, AbortSignal())
+        question = await tool.should_confirm_execute(params, AbortSignal())
+        result = await tool.execute(params, AbortSignal(), approved=question)
         assert result.ok, result.llm_content
 
     ours = plain = float("inf")

@@ -97,7 +97,7 @@ async def test_confirmation_is_a_diff_and_writes_nothing(root: Path, home: Path)
     assert f"+{MEMORY_HEADING}\n+- remember this\n" in question.file_diff
     assert question.new_content == f"# P\n\n{MEMORY_HEADING}\n- remember this\n"
     assert (root / "QWEN.md").read_text() == "# P\n"
-    result = await tool.execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.ok and isinstance(result.return_display, FileDiff)
     assert (root / "QWEN.md").read_text() == question.new_content
 

@@ -52,6 +52,8 @@ class ToolCall:
     args: dict[str, Any] | None = None
     description: str = ""
     confirmation: ConfirmationDetails | None = None
+    """The question the call was last asked, or allowed under unasked (a rule, the mode); once scheduled,
+    what ``execute`` is handed as ``approved``. None when the tool had nothing to ask."""
     outcome: ToolConfirmationOutcome | None = None
     result: ToolResult | None = None
     duration_ms: int = 0

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
 from qcore.calls import ToolCall, ToolCallState, Unasked
@@ -27,12 +27,15 @@ from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
 from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
-from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError
+from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError, takes_approval
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import LLMContent, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.tools.truncation import OutputLimits, truncate_output
+
+if TYPE_CHECKING:
+    from qcore.permissions.subjects import Subject
 
 CANCEL_GRACE_SECONDS = 2.0
 """How long a tool may take to wind down after the signal before its task is cancelled outright."""
@@ -51,6 +54,9 @@ whole JSON: never repaired into something that runs."""
 
 
 class ToolScheduler:
+    """Runs each batch of tool calls through one policy and one approver, both fixed when it is built
+    (a front end whose questions go somewhere else per prompt passes an approver that routes them)."""
+
     def __init__(
         self,
         registry: ToolRegistry,
@@ -58,18 +64,21 @@ class ToolScheduler:
         approver: Approver | None,
         emit: Callable[[Event], None],
         limits: OutputLimits | None = None,
+        *,
+        before_changes: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.approver = approver
+        """Who answers the questions the policy puts; None: nobody, and such calls are refused."""
         self._emit = emit
         self.limits = limits or OutputLimits()
         """The one truncation rule, applied to what every tool sends the model."""
+        self.before_changes = before_changes
+        """Awaited before the first call of a batch that may change the workspace runs (a checkpoint)."""
         self._tools: dict[str, AnyTool] = {}
         self._running: dict[str, AbortSignal] = {}
         """The signal of each call executing now, by call id."""
-        self.before_changes: Callable[[], Awaitable[None]] | None = None
-        """Awaited before the first call of a batch that may change the workspace runs (a checkpoint)."""
 
     def cancel_running(self, reason: str) -> bool:
         """Abort the calls executing now (not the turn); False when none was."""
@@ -170,6 +179,8 @@ class ToolScheduler:
         return await signal.race(self.approver.decide(request))
 
     async def _approve(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
+        """Whether ``call`` may run, by the policy and, when it says so, the user: the call comes back
+        scheduled, carrying in ``confirmation`` the question it was allowed under, or finished."""
         if call.state.terminal:
             return call
         if signal.aborted:
@@ -178,15 +189,9 @@ class ToolScheduler:
         details = await self._question(call, tool, signal)
         if isinstance(details, ToolCall):
             return details
-        try:
-            subject = tool.permission_subject(call.params)
-        except ToolParamsError as error:
-            return self._fail(call, str(error), error.error_type)
-        except (
-            Exception
-        ) as error:  # fail closed: without knowing what the call touches, no rule can be checked
-            reason = f"{tool.name} is refused: what it would touch could not be determined ({type(error).__name__}: {error})."
-            return self._fail(call, reason, ToolErrorType.EXECUTION_DENIED)
+        subject = self._subject(call, tool)
+        if isinstance(subject, ToolCall):
+            return subject
         call = call.evolve(confirmation=details)
         decision = self.policy.evaluate(tool, details, subject)
         _log.debug(
@@ -207,43 +212,77 @@ class ToolScheduler:
             return self._fail(
                 call, self.policy.unattended_refusal(tool, details, subject), ToolErrorType.EXECUTION_DENIED
             )
+        return await self._ask_user(call, tool, details, subject, signal)
 
+    def _subject(self, call: ToolCall, tool: AnyTool) -> Subject | ToolCall | None:
+        """What the call touches, for the rules (None: only whole-tool rules apply), or the failed call."""
+        try:
+            return tool.permission_subject(call.params)
+        except ToolParamsError as error:
+            return self._fail(call, str(error), error.error_type)
+        except (
+            Exception
+        ) as error:  # fail closed: without knowing what the call touches, no rule can be checked
+            reason = (
+                f"{tool.name} is refused: what it would touch could not be determined "
+                f"({type(error).__name__}: {error})."
+            )
+            return self._fail(call, reason, ToolErrorType.EXECUTION_DENIED)
+
+    async def _ask_user(
+        self,
+        call: ToolCall,
+        tool: AnyTool,
+        details: ConfirmationDetails,
+        subject: Subject | None,
+        signal: AbortSignal,
+    ) -> ToolCall:
+        """Put the question until the user answers it; content the user wrote instead of the proposal
+        makes a new proposal, asked about again, so what is approved is what runs."""
         while True:
             call = self._set(call, state=ToolCallState.AWAITING_APPROVAL, confirmation=details)
-            request = ApprovalRequest(
-                call_id=call.call_id,
-                tool_name=tool.name,
-                display_name=tool.display_name,
-                kind=tool.kind,
-                description=call.description,
-                details=details,
-                mode=self.policy.mode,
-                suggested_rules=()
-                if protected(details)
-                else tuple(self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)),
-                server_rules=tuple(
-                    self.policy.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER, subject)
-                )
-                if details.type == "mcp"
-                else (),
-                arguments=call.args or {},
-                no_rule=subject.uncoverable() if subject is not None and not protected(details) else None,
-            )
-            chosen = await self._ask(request, signal)
+            chosen = await self._ask(self._request(call, tool, details, subject), signal)
             if chosen is None:
                 return self._cancel(call, "Tool call cancelled by user.")
             if chosen.outcome is not ToolConfirmationOutcome.MODIFY_WITH_EDITOR:
-                break
-            modified = await self._modified(call, tool, chosen, signal)
-            if modified.state.terminal:
-                return modified
-            call = modified
-            details = await self._question(call, tool, signal)
-            if isinstance(details, ToolCall):
-                return details
-            if details is None:  # the user's version leaves nothing to ask about (e.g. no change)
-                return self._set(call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome)
+                return self._answered(call, tool, chosen, subject)
+            call = await self._modified(call, tool, chosen, signal)
+            if call.state.terminal:
+                return call
+            asked = await self._question(call, tool, signal)
+            if isinstance(asked, ToolCall):
+                return asked
+            if asked is None:  # the user's version leaves nothing to ask about (e.g. no change)
+                return self._set(
+                    call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome, confirmation=None
+                )
+            details = asked
 
+    def _request(
+        self, call: ToolCall, tool: AnyTool, details: ConfirmationDetails, subject: Subject | None
+    ) -> ApprovalRequest:
+        """The question as the approver sees it, with the rules an "always" answer would add."""
+        guarded = protected(details)
+        always = ToolConfirmationOutcome.PROCEED_ALWAYS
+        server = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
+        return ApprovalRequest(
+            call_id=call.call_id,
+            tool_name=tool.name,
+            display_name=tool.display_name,
+            kind=tool.kind,
+            description=call.description,
+            details=details,
+            mode=self.policy.mode,
+            suggested_rules=() if guarded else tuple(self.policy.suggest_rules(tool, always, subject)),
+            server_rules=tuple(self.policy.suggest_rules(tool, server, subject))
+            if details.type == "mcp"
+            else (),
+            arguments=call.args or {},
+            no_rule=subject.uncoverable() if subject is not None and not guarded else None,
+        )
+
+    def _answered(self, call: ToolCall, tool: AnyTool, chosen: Decision, subject: Subject | None) -> ToolCall:
+        """The call as the user's answer leaves it: refused, or scheduled (remembering an "always")."""
         if chosen.outcome is ToolConfirmationOutcome.CANCEL:
             reason = "User did not allow tool call."
             if chosen.feedback:
@@ -311,8 +350,9 @@ class ToolScheduler:
             last_output[:] = [output]
             self._emit(ToolOutputUpdated(call.call_id, output))
 
+        approved = {"approved": call.confirmation} if takes_approval(tool) else {}
         task = asyncio.ensure_future(
-            tool.execute(call.params, signal, update_output if tool.can_update_output else None)
+            tool.execute(call.params, signal, update_output if tool.can_update_output else None, **approved)
         )
         loop = asyncio.get_running_loop()
 
@@ -348,22 +388,7 @@ class ToolScheduler:
             return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
         assert result is not None
         state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
-        notes = []
-        if call.modified_by_user:
-            notes.append(
-                "The user edited your proposal before approving it; what was applied is their version."
-            )
-        if call.renamed_parameters:
-            notes.append(f"(Parameters read as: {', '.join(call.renamed_parameters)}; use those names.)")
-        if notes and result.error is None:
-            note = " ".join(notes) + " "
-            content: LLMContent = (
-                note + result.llm_content
-                if isinstance(result.llm_content, str)
-                else [TextPart(note), *result.llm_content]
-            )
-            result = replace(result, llm_content=content)
-        return self._set(call, state=state, result=self._limit(call, result))
+        return self._set(call, state=state, result=self._limit(call, _with_notes(call, result)))
 
     def _limit(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """Apply the truncation rule to the text the model will read; media parts pass untouched."""
@@ -414,3 +439,21 @@ class ToolScheduler:
             calls[index:end] = done
             index = end
         return calls
+
+
+def _with_notes(call: ToolCall, result: ToolResult) -> ToolResult:
+    """A successful result told what the model should know about how its call was read and changed."""
+    notes = []
+    if call.modified_by_user:
+        notes.append("The user edited your proposal before approving it; what was applied is their version.")
+    if call.renamed_parameters:
+        notes.append(f"(Parameters read as: {', '.join(call.renamed_parameters)}; use those names.)")
+    if not notes or result.error is not None:
+        return result
+    note = " ".join(notes) + " "
+    content: LLMContent = (
+        note + result.llm_content
+        if isinstance(result.llm_content, str)
+        else [TextPart(note), *result.llm_content]
+    )
+    return replace(result, llm_content=content)

@@ -16,8 +16,12 @@ snake_case (``ReadFile`` -> ``read_file``) and its description to the docstring,
             ...
 
 Life of a call: ``build(raw)`` (schema then ``validate_tool_param_values``), ``should_confirm_execute``
-(the question, if any; the permission policy decides whether it is asked), ``execute``. Tools whose schema
-comes from elsewhere (MCP, a discovery command) override ``parameter_schema`` and ``parse_params``.
+(the question, if any; the permission policy decides whether it is asked), ``execute``. What a question
+showed is what runs: a tool whose ``execute`` takes ``approved`` gets back the question the call was
+allowed under (the one the user answered, or the one a rule or the mode let through), never one looked up
+again by the params' identity; a tool written without it (a plugin's) still runs (``takes_approval``).
+Tools whose schema comes from elsewhere (MCP, a discovery command) override ``parameter_schema`` and
+``parse_params``.
 """
 
 from __future__ import annotations
@@ -328,3 +332,15 @@ class BaseTool(Generic[P]):
 
 
 AnyTool = BaseTool[Any]
+
+
+def takes_approval(tool: AnyTool) -> bool:
+    """Whether ``tool.execute`` accepts ``approved=`` (the question the call was allowed under); the
+    scheduler passes it only then, so tools written to the older contract keep working."""
+    return _accepts_approved(type(tool).execute)
+
+
+@functools.cache
+def _accepts_approved(execute: Callable[..., Any]) -> bool:
+    parameters = inspect.signature(execute).parameters.values()
+    return any(p.name == "approved" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

@@ -2,11 +2,12 @@
 
 A tool computes a ``Proposal`` (or a failed ``ToolResult``) from its params; the question and the write both
 start from that one computation, the file read afresh each time (from the disk, or through the front end's
-editor when it holds the files: ``qcore.files.access``). When the bytes read for the write are the
-ones the question was asked about, the write reuses the question's proposal and diff instead of matching
-and diffing again (for a big file those are most of the cost). Two checks keep a write from landing on a
-file that moved underneath it: the file must be as the model last read it, and as it was when the diff
-was shown. Either failing refuses the write and says what to do.
+editor when it holds the files: ``qcore.files.access``). The question (a ``ProposedChange``) carries its
+proposal, and the scheduler hands the question the call was allowed under back to ``execute``
+(``approved``): what is written is what was shown, without matching and diffing again (for a big file
+those are most of the cost). Two checks keep a write from landing on a file that moved underneath it: the
+file must be as the model last read it, and as it was when the diff was shown. Either failing refuses the
+write and says what to do.
 
 Only regular files are changed (a FIFO or a device is refused before it is opened), and only up to
 ``MAX_FILE_BYTES``, before and after the change. The question carries a ``protection`` reason for files
@@ -19,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,10 +35,10 @@ from qcore.files.text_files import (
     format_size,
 )
 from qcore.permissions.protected import protection_reason
-from qcore.text.diffs import StructuredDiff, file_diff, structured_diff
+from qcore.text.diffs import file_diff, structured_diff
 from qcore.text.regions import Region
-from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
-from qcore.tools.confirmation import EditConfirmation
+from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.confirmation import ConfirmationDetails, EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
@@ -45,10 +46,6 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 1,000,000-line source file of 100-byte lines; a change holds a few copies of the file in memory (bytes,
 text, new text, new bytes, the diff), so this bounds one call to about half a gigabyte. Content the
 model sends is bounded well below it by the client's cap on a tool call's arguments."""
-
-MAX_SHOWN = 64
-"""Proposals kept between a question and its execution: far more than one batch of edits asks at once,
-and a bound on what questions that are never executed (refused, cancelled) hold on to."""
 
 _TOO_LARGE_ADVICE = "Change it with a shell command (sed, a script) instead, or split it into smaller files."
 
@@ -127,35 +124,30 @@ P = TypeVar("P", bound=ToolParams)
 
 
 @dataclass(frozen=True)
-class _Shown:
-    """What a question showed: for these params, this proposal (its file as read then) and its diff."""
+class ProposedChange(EditConfirmation):
+    """The question a file change asks, with the proposal it shows: handed back to ``execute`` once the
+    call is allowed, so the write is the one shown (the file as read then, the diff computed then)."""
 
-    params: ToolParams
-    proposal: Proposal
-    diff: StructuredDiff
+    proposal: Proposal = field(kw_only=True, compare=False, repr=False)
 
-    async def still_current(self, files: FileAccess) -> bool:
-        """Whether the file now is byte for byte the one the proposal was made from (and, through an
-        editor, the disk under it too): any doubt, such as an error, says no and the caller starts afresh."""
-        before = self.proposal.original
-        try:
-            now = await files.read(self.proposal.path, MAX_FILE_BYTES)  # a folder is NotRegularFile
-        except FileNotFoundError:
-            return before is None
-        except (OSError, NotTextError):
-            return False
-        return before is not None and now.same_as(before.read)
+
+async def still_current(proposal: Proposal, files: FileAccess) -> bool:
+    """Whether the file now is byte for byte the one ``proposal`` was made from (and, through an editor,
+    the disk under it too): any doubt, such as an error, says no and the caller starts afresh."""
+    before = proposal.original
+    try:
+        now = await files.read(proposal.path, MAX_FILE_BYTES)  # a folder is NotRegularFile
+    except FileNotFoundError:
+        return before is None
+    except (OSError, NotTextError):
+        return False
+    return before is not None and now.same_as(before.read)
 
 
 class FileChangeTool(BaseTool[P]):
     kind = Kind.EDIT
     is_output_markdown = False
     confirm_title = "Confirm Change"
-
-    def __init__(self, context: ToolContext | None = None) -> None:
-        super().__init__(context)
-        self._shown: dict[int, _Shown] = {}
-        """Per call (the params object): the proposal and diff last shown for it."""
 
     async def propose(self, params: P) -> Proposal | ToolResult:
         """The change ``params`` ask for, computed from the file as ``existing`` reads it now."""
@@ -204,48 +196,37 @@ class FileChangeTool(BaseTool[P]):
         root = next((r for r in self.workspace.roots if path.is_relative_to(r)), self.workspace.root)
         return protection_reason(path, root)
 
-    async def should_confirm_execute(self, params: P, signal: AbortSignal) -> EditConfirmation | None:
+    async def should_confirm_execute(self, params: P, signal: AbortSignal) -> ProposedChange | None:
         proposal = await self._prepare(params)
         if isinstance(proposal, ToolResult):
             return None  # nothing to ask: execute reports the failure
-        diff = structured_diff(proposal.old_text, proposal.new_text, regions=proposal.regions)
-        self._shown[id(params)] = _Shown(params, proposal, diff)
-        while len(self._shown) > MAX_SHOWN:  # questions refused or cancelled are never executed
-            self._shown.pop(next(iter(self._shown)))
         shown = self.workspace.relative(proposal.path)
-        return EditConfirmation(
+        return ProposedChange(
             title=f"{self.confirm_title}: {shown}",
             file_name=proposal.path.name,
             file_path=str(proposal.path),
             original_content=proposal.old_text,
             new_content=proposal.new_text,
-            structured=diff,
+            structured=structured_diff(proposal.old_text, proposal.new_text, regions=proposal.regions),
             diff_label=shown,
             protection=self.protection(proposal.path),
+            proposal=proposal,
         )
 
     async def execute(
-        self, params: P, signal: AbortSignal, update_output: UpdateOutput | None = None
+        self,
+        params: P,
+        signal: AbortSignal,
+        update_output: UpdateOutput | None = None,
+        *,
+        approved: ConfirmationDetails | None = None,
     ) -> ToolResult:
-        shown = self._shown.pop(id(params), None)
-        if shown is not None and shown.params is not params:
-            shown = None  # another call's entry under a reused id
-        proposal: Proposal | ToolResult
-        diff: StructuredDiff | None = None
-        if shown is not None and await shown.still_current(self.file_access(shown.proposal.path)):
-            proposal, diff = shown.proposal, shown.diff
-            if failure := self._changed_since_read(proposal):
-                return failure
-        else:
-            proposal = await self._prepare(params)
-            if isinstance(proposal, ToolResult):
-                return proposal
-            if shown is not None:
-                return ToolResult.failure(
-                    f"{proposal.path} changed after the diff was shown and before it was approved. Nothing "
-                    "was written. Read the file again and propose the change anew.",
-                    ToolErrorType.EDIT_PREPARATION_FAILURE,
-                )
+        """Write the change. ``approved`` is the question the call was allowed under: its proposal is
+        written when the file is still as it was shown; without one (no question was asked: the user's
+        own ``/memory add``) the change is computed afresh."""
+        proposal = await self._approved_proposal(params, approved)
+        if isinstance(proposal, ToolResult):
+            return proposal
         data = proposal.new_bytes()
         if len(data) > MAX_FILE_BYTES:
             return _too_large_result(proposal.path, len(data))
@@ -257,16 +238,36 @@ class FileChangeTool(BaseTool[P]):
             return ToolResult.failure(_write_failure(proposal.path, error), kind)
         if self.context is not None:
             self.context.file_states.record_fingerprint(proposal.path, written.stamp)
-        label = self.workspace.relative(proposal.path)
         notes = [proposal.note] if proposal.note else []
         if written.data != data:
             notes.append(
                 "The editor changed the text as it saved it (formatting, for instance): read the file again "
                 "before changing it further."
             )
-        message = " ".join([self.success_message(proposal), *notes])
+        diff = approved.structured if isinstance(approved, ProposedChange) else None
+        label = self.workspace.relative(proposal.path)
         return ToolResult(
-            message, file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written", diff=diff)
+            " ".join([self.success_message(proposal), *notes]),
+            file_diff(label, proposal.old_text, proposal.new_text, "Original", "Written", diff=diff),
+        )
+
+    async def _approved_proposal(
+        self, params: P, approved: ConfirmationDetails | None
+    ) -> Proposal | ToolResult:
+        """The proposal to write: the one shown, if the file has not moved since; else a refusal. Without
+        a shown proposal, one computed now."""
+        if not isinstance(approved, ProposedChange):
+            return await self._prepare(params)
+        proposal = approved.proposal
+        if await still_current(proposal, self.file_access(proposal.path)):
+            return self._changed_since_read(proposal) or proposal
+        fresh = await self._prepare(params)
+        if isinstance(fresh, ToolResult):
+            return fresh
+        return ToolResult.failure(
+            f"{fresh.path} changed after the diff was shown and before it was approved. Nothing "
+            "was written. Read the file again and propose the change anew.",
+            ToolErrorType.EDIT_PREPARATION_FAILURE,
         )
 
 

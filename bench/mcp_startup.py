@@ -23,15 +23,16 @@ import asyncio, sys
 from pathlib import Path
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import load_settings
 from qcore.files.workspace import Workspace
 
 async def main():
     root = Path(sys.argv[1])
     loaded = load_settings(root, env={}, home=root)
-    session, _ = create_session(llm=ScriptedLLM([]), workspace=Workspace([root]), settings=loaded.settings,
-                                mode=ApprovalMode.DEFAULT, approver=None, home=root, plugins=False)
+    session, _ = create_session(SessionConfig(llm=ScriptedLLM([]), workspace=Workspace([root]),
+                                              settings=loaded.settings, mode=ApprovalMode.DEFAULT,
+                                              home=root, plugins=False))
     session.start()
     usable = time.perf_counter() - start
     await session.aclose()

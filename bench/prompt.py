@@ -12,7 +12,7 @@ from qcore.conversation.prompt import PROMPT_BUDGET
 from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 
 QWEN_CODE_CHARS = 55_000
@@ -24,9 +24,10 @@ def rows() -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         session, _ = create_session(
-            llm=ScriptedLLM([]), workspace=Workspace([root]), settings=Settings(), mode=ApprovalMode.DEFAULT,
-            approver=None, home=root, plugins=False,
-        )  # fmt: skip
+            SessionConfig(
+                ScriptedLLM([]), Workspace([root]), Settings(), ApprovalMode.DEFAULT, home=root, plugins=False
+            )
+        )
         system = len(str(session.history[0].content))
         tools = len(json.dumps(session.registry.declarations(), ensure_ascii=False))
     total = system + tools

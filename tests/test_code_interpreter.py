@@ -22,7 +22,7 @@ from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.policy import Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.code_interpreter import CodeInterpreter, unwrap_code
@@ -262,12 +262,14 @@ async def test_cancelling_interrupts_keeps_state_and_leaves_nothing_after_close(
 
 async def test_closing_the_session_ends_the_kernel_and_what_it_started(root: Path) -> None:
     session, _ = create_session(
-        llm=ScriptedLLM([]),
-        workspace=Workspace.for_project(root),
-        settings=Settings(),
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        plugins=False,
+        SessionConfig(
+            llm=ScriptedLLM([]),
+            workspace=Workspace.for_project(root),
+            settings=Settings(),
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            plugins=False,
+        )
     )
     tool = session.registry.get("code_interpreter")
     assert isinstance(tool, CodeInterpreter)
@@ -281,12 +283,14 @@ async def test_closing_the_session_ends_the_kernel_and_what_it_started(root: Pat
 async def test_warm_starts_the_kernel_with_the_session(root: Path) -> None:
     settings = Settings.model_validate({"tools": {"codeInterpreter": {"warm": True}}})
     session, _ = create_session(
-        llm=ScriptedLLM([]),
-        workspace=Workspace.for_project(root),
-        settings=settings,
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        plugins=False,
+        SessionConfig(
+            llm=ScriptedLLM([]),
+            workspace=Workspace.for_project(root),
+            settings=settings,
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            plugins=False,
+        )
     )
     tool = session.registry.get("code_interpreter")
     assert isinstance(tool, CodeInterpreter)

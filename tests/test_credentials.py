@@ -17,7 +17,7 @@ from qcore.files.workspace import Workspace
 from qcore.llm.openai.client import OpenAIClient
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 
 SERVER = Path(__file__).parent / "support" / "mcp_server.py"
@@ -81,13 +81,15 @@ async def run_everything(root: Path, tmp_path: Path, **tools: object) -> dict[st
         ]
     )
     session, problems = create_session(
-        llm=llm,  # type: ignore[arg-type]
-        workspace=Workspace.for_project(root),
-        settings=settings,
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        plugins=False,
-        home=tmp_path / "home",
+        SessionConfig(
+            llm=llm,  # type: ignore[arg-type]
+            workspace=Workspace.for_project(root),
+            settings=settings,
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            plugins=False,
+            home=tmp_path / "home",
+        )
     )
     assert problems == []
     try:

@@ -12,7 +12,7 @@ from qcore.abort import AbortSignal
 from qcore.files.access import EditorFiles
 from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from qcore.testing import ScriptedApprover, ScriptedLLM, reply
 from qcore.tools.base import ToolContext
@@ -297,13 +297,15 @@ async def test_a_cancel_does_not_wait_for_an_editor_that_never_answers(root: Pat
 
     script = [reply("", ("edit", {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 2"}))]
     session, _ = create_session(
-        llm=ScriptedLLM(script),  # type: ignore[arg-type]
-        workspace=Workspace([root]),
-        settings=Settings(),
-        mode=ApprovalMode.DEFAULT,
-        approver=ScriptedApprover([]),
-        plugins=False,
-        file_access=EditorFiles(hang, write),
+        SessionConfig(
+            llm=ScriptedLLM(script),  # type: ignore[arg-type]
+            workspace=Workspace([root]),
+            settings=Settings(),
+            mode=ApprovalMode.DEFAULT,
+            approver=ScriptedApprover([]),
+            plugins=False,
+            file_access=EditorFiles(hang, write),
+        )
     )
     signal = AbortSignal()
     turn = asyncio.ensure_future(session.send("change it", signal))

@@ -462,9 +462,8 @@ async def test_a_reply_is_capped_as_a_whole_text_reasoning_and_calls_together(
 async def test_a_session_reports_a_capped_reply_and_keeps_a_valid_history(
     openai_server: ScriptedOpenAIServer, make_client: MakeClient
 ) -> None:
-    from qcore.agent.session import Session
     from qcore.events import ErrorOccurred, Event
-    from qcore.tools.registry import ToolRegistry
+    from tests.support.sessions import session_with
     from tests.support.tools import Echo
 
     openai_server.script.extend(
@@ -478,11 +477,7 @@ async def test_a_session_reports_a_capped_reply_and_keeps_a_valid_history(
             Reply(text="Sorry, here is a shorter plan."),
         ]
     )
-    registry = ToolRegistry()
-    registry.register(Echo())
-    session = Session(
-        llm=make_client(max_tool_call_chars=10_000), registry=registry, system_prompt="be brief"
-    )
+    session = session_with(make_client(max_tool_call_chars=10_000), Echo())
     events: list[Event] = []
     session.events.subscribe(events.append)
 

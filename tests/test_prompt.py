@@ -7,7 +7,7 @@ from qcore.conversation.prompt import PROMPT_BUDGET, git_state
 from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from qcore.tools.names import canonical_tool_name, rename_parameters
 
@@ -16,9 +16,15 @@ def test_prompt_and_every_declaration_fit_the_budget(tmp_path: Path, monkeypatch
     monkeypatch.setenv("TAVILY_API_KEY", "k")  # web_search declared too
     (tmp_path / "QWEN.md").write_text("")
     session, _ = create_session(
-        llm=ScriptedLLM([]), workspace=Workspace([tmp_path]), settings=Settings(), mode=ApprovalMode.DEFAULT,
-        approver=None, home=tmp_path, plugins=False,
-    )  # fmt: skip
+        SessionConfig(
+            ScriptedLLM([]),
+            Workspace([tmp_path]),
+            Settings(),
+            ApprovalMode.DEFAULT,
+            home=tmp_path,
+            plugins=False,
+        )
+    )
     names = session.registry.names
     assert {
         "read_file",

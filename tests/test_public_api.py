@@ -4,7 +4,7 @@ from tests.support.imports import loaded_after
 EXPECTED = {
     "AbortSignal", "ApprovalMode", "ApprovalRequest", "Approver", "BaseTool", "ChatMessage", "Decision",
     "Event", "EventBus", "FileDiff", "Kind", "LLMClient", "LLMError", "ModelResponse", "PermissionPolicy",
-    "ScriptedLLM", "Session", "Settings", "ToolCall", "ToolCallRequest", "ToolCallState",
+    "ScriptedLLM", "Session", "SessionConfig", "Settings", "ToolCall", "ToolCallRequest", "ToolCallState",
     "ToolConfirmationOutcome", "ToolContext", "ToolError", "ToolErrorType", "ToolParams", "ToolParamsError",
     "ToolRegistry", "ToolResult", "ToolScheduler", "TurnOutcome", "Usage", "Workspace", "__version__",
     "create_session", "load_settings",

@@ -36,7 +36,7 @@ from qcore.execution.tracker import OWNER_VARIABLE, ProcessTracker
 from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin.shell import RunShellCommand, RunShellCommandParams
@@ -617,13 +617,15 @@ async def test_closing_the_session_ends_shell_leftovers_and_the_discovery_comman
         ]
     )
     session, problems = create_session(
-        llm=llm,  # type: ignore[arg-type]
-        workspace=Workspace.for_project(workspace, home),
-        settings=settings,
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        plugins=False,
-        home=home,
+        SessionConfig(
+            llm=llm,  # type: ignore[arg-type]
+            workspace=Workspace.for_project(workspace, home),
+            settings=settings,
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            plugins=False,
+            home=home,
+        )
     )
     assert problems == []
     outcome = await session.send("leave things running")
@@ -684,13 +686,15 @@ async def test_the_tools_command_says_which_sandbox_is_in_use(workspace: Path, h
 
     settings = Settings.model_validate({"tools": {"sandbox": True}})
     session, _ = create_session(
-        llm=ScriptedLLM([]),  # type: ignore[arg-type]
-        workspace=Workspace([workspace]),
-        settings=settings,
-        mode=ApprovalMode.DEFAULT,
-        approver=None,
-        plugins=False,
-        home=home,
+        SessionConfig(
+            llm=ScriptedLLM([]),  # type: ignore[arg-type]
+            workspace=Workspace([workspace]),
+            settings=settings,
+            mode=ApprovalMode.DEFAULT,
+            approver=None,
+            plugins=False,
+            home=home,
+        )
     )
     shown: list[str] = []
 

@@ -1,5 +1,6 @@
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ class Harness:
         tmp_path: Path,
         mode: ApprovalMode = ApprovalMode.DEFAULT,
         approver: ScriptedApprover | None = None,
+        before_changes: Callable[[], Awaitable[None]] | None = None,
         **registry_args: object,
     ) -> None:
         self.registry = ToolRegistry(**registry_args)  # type: ignore[arg-type]
@@ -40,7 +42,9 @@ class Harness:
         self.events: list[Event] = []
         self.policy = PermissionPolicy(mode=mode)
         self.approver = approver
-        self.scheduler = ToolScheduler(self.registry, self.policy, approver, self.events.append)
+        self.scheduler = ToolScheduler(
+            self.registry, self.policy, approver, self.events.append, before_changes=before_changes
+        )
 
     def states(self, call_id: str) -> list[str]:
         return [
@@ -240,14 +244,13 @@ async def test_other_kinds_run_one_at_a_time(tmp_path: Path) -> None:
 async def test_a_cancel_does_not_wait_for_the_snapshot_before_changes(tmp_path: Path) -> None:
     """Taking a checkpoint can hang (git waiting on a FIFO): a cancelled turn stops waiting for it, and
     the calls it held back are cancelled, not run."""
-    h = Harness(tmp_path, mode=ApprovalMode.YOLO)
     waiting = asyncio.Event()
 
     async def stuck() -> None:
         waiting.set()
         await asyncio.sleep(3600)
 
-    h.scheduler.before_changes = stuck
+    h = Harness(tmp_path, mode=ApprovalMode.YOLO, before_changes=stuck)
     signal = AbortSignal()
     running = asyncio.ensure_future(h.scheduler.run([call("1", "run_shell_command", command="make")], signal))
     await waiting.wait()

@@ -13,21 +13,13 @@ from qcore.events import (
 )
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import LLMError, LLMErrorKind, ModelResponse, Usage
-from qcore.permissions import ApprovalMode, PermissionPolicy
-from qcore.tools.registry import ToolRegistry
+from qcore.permissions import ApprovalMode
+from tests.support.sessions import session_with
 from tests.support.tools import Echo
 
 
 def make_session(steps: list, max_turns: int = -1, **llm_args: object) -> tuple[Session, list[Event]]:  # type: ignore[type-arg]
-    registry = ToolRegistry()
-    registry.register(Echo())
-    session = Session(
-        llm=ScriptedLLM(steps, **llm_args),  # type: ignore[arg-type]
-        registry=registry,
-        policy=PermissionPolicy(mode=ApprovalMode.DEFAULT),
-        system_prompt="be brief",
-        max_turns=max_turns,
-    )
+    session = session_with(ScriptedLLM(steps, **llm_args), Echo(), max_turns=max_turns)  # type: ignore[arg-type]
     events: list[Event] = []
     session.events.subscribe(events.append)
     return session, events

@@ -15,9 +15,8 @@ from qcore.events import Event, LoopDetected, TurnFinished
 from qcore.llm.parts import InlineDataPart, TextPart
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ChatMessage, ToolCallRequest, Usage
-from qcore.permissions import ApprovalMode, PermissionPolicy
 from qcore.permissions.rules import RuleSource
-from qcore.tools.registry import ToolRegistry
+from tests.support.sessions import quiet_settings, session_with
 from tests.support.tools import Echo
 from tests.test_turn_safety import assert_sendable
 
@@ -136,19 +135,10 @@ def session_on(
     state: SessionState,
     steps: list,  # type: ignore[type-arg]
     max_turns: int = -1,
-    **options: object,
+    context_window: int | None = None,
 ) -> tuple[Session, list[Event]]:
-    registry = ToolRegistry()
-    registry.register(Echo())
-    session = Session(
-        llm=ScriptedLLM(steps),
-        registry=registry,
-        policy=PermissionPolicy(mode=ApprovalMode.DEFAULT),
-        system_prompt="be brief",
-        max_turns=max_turns,
-        state=state,
-        **options,  # type: ignore[arg-type]
-    )
+    settings = quiet_settings(context_window)
+    session = session_with(ScriptedLLM(steps), Echo(), state=state, max_turns=max_turns, settings=settings)
     events: list[Event] = []
     session.events.subscribe(events.append)
     return session, events

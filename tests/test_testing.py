@@ -6,10 +6,11 @@ from pathlib import Path
 
 import qcore.testing
 from qcore.abort import AbortSignal
-from qcore.agent.session import Session
 from qcore.execution.shell_runner import ShellChunk
 from qcore.files.workspace import Workspace
-from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
+from qcore.permissions import Decision
+from qcore.runtime import SessionConfig, create_session
+from qcore.settings import Settings
 from qcore.testing import (
     FakeRunner,
     RecordingProcessRunner,
@@ -19,8 +20,6 @@ from qcore.testing import (
     shell_result,
 )
 from qcore.tools.base import ToolContext
-from qcore.tools.builtin.shell import RunShellCommand
-from qcore.tools.registry import ToolRegistry
 
 
 def test_the_public_names_are_pinned() -> None:
@@ -32,15 +31,22 @@ def test_the_public_names_are_pinned() -> None:
 
 async def test_a_shell_call_runs_through_the_doubles_from_question_to_answer(tmp_path: Path) -> None:
     runner = FakeRunner({"make test": "3 passed\n"})
-    registry = ToolRegistry()
-    registry.register(RunShellCommand(ToolContext(Workspace([tmp_path]), shell_runner=runner)))
     llm = ScriptedLLM(
         [reply("Running the tests.", ("run_shell_command", {"command": "make test"})), reply("green")]
     )
     approver = ScriptedApprover(Decision.once())
-    session = Session(
-        llm=llm, registry=registry, policy=PermissionPolicy(mode=ApprovalMode.DEFAULT), approver=approver
+    session, problems = create_session(
+        SessionConfig(
+            llm=llm,
+            workspace=Workspace([tmp_path]),
+            settings=Settings.model_validate({"general": {"checkpointing": {"enabled": False}}}),
+            approver=approver,
+            shell_runner=runner,
+            tools=frozenset({"run_shell_command"}),
+            home=tmp_path,
+        )
     )
+    assert problems == [] and session.registry.names == ["run_shell_command"]
 
     outcome = await session.send("run the tests")
 

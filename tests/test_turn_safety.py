@@ -18,10 +18,10 @@ from qcore.agent.stats import SessionStats
 from qcore.calls import ToolCallState
 from qcore.events import AssistantReasoningDelta, AssistantTextDelta, Event, ToolCallUpdated, TurnFinished
 from qcore.llm.scripted import ScriptedLLM, reply
-from qcore.llm.types import ChatMessage
-from qcore.permissions import ApprovalMode, Decision, PermissionPolicy
+from qcore.llm.types import ChatMessage, ModelResponse
+from qcore.permissions import Decision
 from qcore.testing import ScriptedApprover
-from qcore.tools.registry import ToolRegistry
+from tests.support.sessions import session_with
 from tests.support.tools import Echo, FakeShell
 
 
@@ -45,16 +45,7 @@ def assert_sendable(history: Sequence[ChatMessage]) -> None:
 
 
 def make(steps: list, approver: ScriptedApprover | None = None, **llm_args: object) -> Session:  # type: ignore[type-arg]
-    registry = ToolRegistry()
-    registry.register(Echo())
-    registry.register(FakeShell())
-    return Session(
-        llm=ScriptedLLM(steps, **llm_args),  # type: ignore[arg-type]
-        registry=registry,
-        policy=PermissionPolicy(mode=ApprovalMode.DEFAULT),
-        approver=approver,
-        system_prompt="be brief",
-    )
+    return session_with(ScriptedLLM(steps, **llm_args), Echo(), FakeShell(), approver=approver)  # type: ignore[arg-type]
 
 
 TWO_CALLS = reply(
@@ -66,8 +57,14 @@ TWO_CALLS = reply(
 
 @pytest.mark.parametrize("waits", range(0, 40, 2))
 async def test_cancelling_the_task_at_any_await_leaves_a_sendable_history(waits: int) -> None:
+    def answer(messages: Sequence[ChatMessage]) -> ModelResponse:
+        prompt = next(m.text() for m in reversed(messages) if m.role == "user")
+        if prompt == "are you there?":
+            return reply("still here")
+        return TWO_CALLS if messages[-1].role == "user" else reply("done")
+
     session = make(
-        [TWO_CALLS, reply("done"), reply("again")],
+        [answer] * 4,
         ScriptedApprover(Decision.once()),
         chunk_size=4,
         delay=0.001,
@@ -84,10 +81,9 @@ async def test_cancelling_the_task_at_any_await_leaves_a_sendable_history(waits:
             await task
     assert_sendable(session.history)
     # The session goes on: a new prompt is sent with the history as it was left.
-    session.llm = ScriptedLLM([reply("still here")])
     outcome = await session.send("are you there?")
     assert outcome.reason == "completed" and outcome.text == "still here"
-    assert_sendable(session.llm.requests[0])  # type: ignore[attr-defined]
+    assert_sendable(session.llm.requests[-1])  # type: ignore[attr-defined]
 
 
 async def test_cancel_between_the_answer_and_the_tool_results_answers_every_call() -> None:

@@ -17,7 +17,7 @@ from qcore.conversation.state import SessionState, load_state
 from qcore.files.workspace import Workspace
 from qcore.llm.types import ChatMessage
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from qcore.testing import ScriptedLLM, reply
 
@@ -79,14 +79,16 @@ def user_state(root: Path) -> dict[str, bytes]:
 
 def session_for(root: Path, home: Path, script: list[object], state: SessionState | None = None) -> Session:
     session, problems = create_session(
-        llm=ScriptedLLM(script),  # type: ignore[arg-type]
-        workspace=Workspace.for_project(root, home),
-        settings=Settings(),
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        plugins=False,
-        home=home,
-        state=state,
+        SessionConfig(
+            llm=ScriptedLLM(script),  # type: ignore[arg-type]
+            workspace=Workspace.for_project(root, home),
+            settings=Settings(),
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            plugins=False,
+            home=home,
+            state=state,
+        )
     )
     assert session.checkpoints is not None, problems
     return session

@@ -32,7 +32,7 @@ from qcore.llm.types import ChatMessage, LLMClient, LLMError, LLMErrorKind, Stre
 from qcore.permissions import ApprovalMode, Approver
 from qcore.permissions.rules import Rule
 from qcore.permissions.settings_rules import SettingsRuleStore, rules_from_flags, rules_from_settings
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import FolderTrust, HeldBack, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -257,18 +257,20 @@ def build_session(
         store = SessionStore(launch.cwd)
         state = store.load(launch.resume_id) if launch.resume_id else store.new_state(llm.model)
     session, problems = create_session(
-        llm=llm,
-        workspace=Workspace.for_project(launch.cwd, cwd=launch.start, include=launch.include),
-        settings=launch.settings,
-        mode=launch.mode,
-        approver=approver,
-        max_turns=launch.max_turns,
-        rules=launch.rules,
-        rule_store=SettingsRuleStore(launch.cwd),
-        events=events,
-        state=state,
-        file_access=file_access,
-        shell_runner=shell_runner,
+        SessionConfig(
+            llm=llm,
+            workspace=Workspace.for_project(launch.cwd, cwd=launch.start, include=launch.include),
+            settings=launch.settings,
+            mode=launch.mode,
+            approver=approver,
+            max_turns=launch.max_turns,
+            rules=launch.rules,
+            rule_store=SettingsRuleStore(launch.cwd),
+            events=events,
+            state=state,
+            file_access=file_access,
+            shell_runner=shell_runner,
+        )
     )
     launch.problems.extend(problems)
     launch.problems.extend(sandbox_warnings(detect_sandbox(), launch.settings.tools.sandbox))

@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "Decision": "qcore.permissions",
     "PermissionPolicy": "qcore.permissions",
     "create_session": "qcore.runtime",
+    "SessionConfig": "qcore.agent.config",
     "ToolScheduler": "qcore.agent.scheduler",
     "ToolCall": "qcore.calls",
     "ToolCallState": "qcore.calls",
@@ -67,6 +68,7 @@ __all__ = [
     "PermissionPolicy",
     "ScriptedLLM",
     "Session",
+    "SessionConfig",
     "Settings",
     "ToolCall",
     "ToolCallRequest",
@@ -104,6 +106,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from qcore.abort import AbortSignal
+    from qcore.agent.config import SessionConfig
     from qcore.agent.scheduler import ToolScheduler
     from qcore.agent.session import Session, TurnOutcome
     from qcore.calls import ToolCall, ToolCallState

@@ -1,25 +1,37 @@
-"""Putting a session together: built-in tools, then installed plugins, filtered by settings; the policy; the prompt."""
+"""The composition root: ``create_session(config)`` builds a session and everything it works with, once.
+
+In order: the state and the event bus; the parts a session shares with its children (the policy, with the
+session's own "always" answers kept in its state; the approver; the checkpoints); the tools (built-in,
+then installed plugins, filtered by settings and by the config's list); the scheduler; the system prompt;
+the context window; the run-time tool sources (MCP servers, a discovery command). Each is handed to the
+constructor that needs it: nothing is set on the session or its parts afterwards.
+
+A subagent's session comes from the same function: ``create_session(session.config.child(...))`` takes
+the parent's shared parts instead of building them, and starts no run-time sources of its own.
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qcore.agent.config import SessionConfig, Shared
+from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.session import Session
-from qcore.conversation.context_files import ContextFiles, load_context
-from qcore.conversation.prompt import build_system_prompt
+from qcore.conversation.compression import ContextKeeper
+from qcore.conversation.prompt import SystemPrompt
 from qcore.conversation.state import SessionState
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
 from qcore.events import ErrorOccurred, EventBus, ToolSourceUpdate
 from qcore.files.workspace import Workspace
-from qcore.llm.types import LLMClient
-from qcore.permissions import ApprovalMode, Approver, PermissionPolicy
-from qcore.permissions.rules import Rule
-from qcore.permissions.settings_rules import SettingsRuleStore, shell_core_prefixes
+from qcore.llm.tokens import default_window
+from qcore.permissions import PermissionPolicy
+from qcore.permissions.rules import session_rules
+from qcore.permissions.settings_rules import shell_core_prefixes
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool, ToolContext
 from qcore.tools.builtin import builtin_tools
@@ -27,9 +39,101 @@ from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:
+    from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.discovery.mcp import McpManager, McpServerStatus
-    from qcore.execution.shell_runner import ShellRunner
-    from qcore.files.access import FileAccess
+
+__all__ = ["SessionConfig", "Shared", "ToolSetup", "add_tool", "build_tools", "create_session"]
+
+
+def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
+    """A ready session built from ``config``, and the problems to show the user (tools that could not be
+    loaded, checkpoints that are off); the session works without what they name."""
+    problems: list[str] = []
+    state = config.state or SessionState.new(uuid.uuid4().hex, config.workspace.root, config.llm.model)
+    events = config.events or EventBus()
+    shared = config.shared or Shared(
+        policy=_policy(config, state),
+        approver=config.approver,
+        checkpoints=_checkpoints(config, state, events, problems),
+    )
+    context = ToolContext(
+        workspace=config.workspace,
+        settings=config.settings,
+        session_state=state,
+        file_access=config.file_access,
+        shell_runner=config.shell_runner,
+    )
+    registry = _tools(config, context, problems)
+    scheduler = ToolScheduler(
+        registry,
+        shared.policy,
+        shared.approver,
+        events.emit,
+        _limits(config.settings, config.workspace),
+        before_changes=shared.checkpoints.before_changes if shared.checkpoints else None,
+    )
+    model = config.settings.model
+    child = config.shared is not None
+    session = Session(
+        llm=config.llm,
+        scheduler=scheduler,
+        state=state,
+        events=events,
+        prompt=_prompt(config, shared.policy),
+        workspace=config.workspace,
+        context=ContextKeeper(
+            config.llm,
+            events,
+            model.context_window_size or default_window(config.llm.model),
+            model.chat_compression.context_percentage_threshold,
+        ),
+        tool_sources=None if child else _sources(config, registry, events, context),
+        checkpoints=None if child else shared.checkpoints,
+        max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
+        config=replace(config, shared=shared),
+    )
+    return session, problems
+
+
+# --- the shared parts --------------------------------------------------------------------------------
+
+
+def _policy(config: SessionConfig, state: SessionState) -> PermissionPolicy:
+    """The permission model: the mode, the rules given, and the session's own "always" answers, kept in
+    its state (a resumed session's come back; a new one is saved as it is given)."""
+    return PermissionPolicy(
+        mode=config.mode,
+        rules=[*config.rules, *session_rules(state.rules)],
+        root=config.workspace.root,
+        shell_core=shell_core_prefixes(config.settings.tools.core),
+        persist=config.rule_store.save if config.rule_store else None,
+        on_session_rule=state.rule_changed,
+    )
+
+
+def _checkpoints(
+    config: SessionConfig, state: SessionState, events: EventBus, problems: list[str]
+) -> TurnCheckpoints | None:
+    """Snapshots for ``/undo`` and ``/rewind`` when the settings keep them on. A failure to start them is
+    a start-up problem; a failure later is an event."""
+    if not config.settings.general.checkpointing.enabled:
+        return None
+    from qcore.checkpoints.turns import TurnCheckpoints
+
+    def warn(message: str) -> None:
+        events.emit(ErrorOccurred(message, "checkpoint"))
+
+    return TurnCheckpoints.for_project(
+        config.workspace.root,
+        state.session_id,
+        warn,
+        home=config.home,
+        state=state,
+        unavailable=problems.append,
+    )
+
+
+# --- the tools ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -39,11 +143,18 @@ class ToolSetup:
     """What went wrong while collecting tools; the rest still work."""
 
 
-def build_tools(context: ToolContext, settings: Settings, *, plugins: bool = True) -> ToolSetup:
+def build_tools(
+    context: ToolContext, settings: Settings, *, plugins: bool = True, own: Sequence[AnyTool] = ()
+) -> ToolSetup:
+    """The built-in tools, then the plugins' (a clash is a problem, the first tool kept); ``own`` come
+    first and take the place of built-in tools of their names."""
     registry = ToolRegistry(core=settings.tools.core, exclude=settings.tools.exclude)
     setup = ToolSetup(registry)
+    for tool in own:
+        add_tool(setup, tool, origin="extra")
     for tool in builtin_tools(context, settings):
-        registry.register(tool, builtin=True)
+        if not any(tool.name == taken.name for taken in own):
+            registry.register(tool, builtin=True)
     if plugins:
         found, problems = load_plugin_tools(context)
         setup.problems.extend(f"plugin {problem.entry_point}: {problem.message}" for problem in problems)
@@ -63,111 +174,45 @@ def add_tool(setup: ToolSetup, tool: AnyTool, *, origin: str) -> bool:
     return True
 
 
-def create_session(
-    *,
-    llm: LLMClient,
-    workspace: Workspace,
-    settings: Settings,
-    mode: ApprovalMode,
-    approver: Approver | None,
-    max_turns: int | None = None,
-    events: EventBus | None = None,
-    plugins: bool = True,
-    rules: Sequence[Rule] = (),
-    rule_store: SettingsRuleStore | None = None,
-    cwd: Path | None = None,
-    home: Path | None = None,
-    state: SessionState | None = None,
-    file_access: FileAccess | None = None,
-    shell_runner: ShellRunner | None = None,
-) -> tuple[Session, list[str]]:
-    """A ready session for ``workspace``; the list holds tool problems to show the user.
+def _tools(config: SessionConfig, context: ToolContext, problems: list[str]) -> ToolRegistry:
+    """The caller's, built-in and plugin tools the settings allow; with ``config.tools``, only those named."""
+    setup = build_tools(context, config.settings, plugins=config.plugins, own=config.extra_tools)
+    problems.extend(setup.problems)
+    registry = setup.registry
+    if config.tools is not None:
+        for name in registry.names:
+            if name not in config.tools:
+                registry.unregister(name)
+        missing = sorted(config.tools - set(registry.names))
+        problems.extend(f"tool {name!r} is not available to this session" for name in missing)
+    return registry
 
-    ``rules`` come from ``rules_from_settings`` and ``rules_from_flags``; with a ``rule_store`` the
-    user's "always, for this project / for me" answers are saved to those settings files. ``state`` is
-    where the session keeps (and saves) what it knows: a new one from ``SessionStore.new_state``, or a
-    saved one to go on with; without it the session lives in memory only. ``file_access`` and
-    ``shell_runner`` are a front end's own ways to reach files and run commands (an editor's buffers and
-    terminals).
-    """
-    if state is None:
-        state = SessionState.new(uuid.uuid4().hex, workspace.root, llm.model)
-    context = ToolContext(
-        workspace=workspace,
-        settings=settings,
-        session_state=state,
-        file_access=file_access,
-        shell_runner=shell_runner,
-    )
-    setup = build_tools(context, settings, plugins=plugins)
-    names = settings.context
 
-    def context_files() -> ContextFiles:
-        return load_context(
-            workspace.root,
-            cwd or workspace.cwd,
-            home=home or Path.home(),
-            file_names=[*dict.fromkeys([*names.file_names, "AGENTS.md"])],
-            home_file_names=[*dict.fromkeys([*names.home_file_names, "AGENTS.md"])],
-        )
-
-    policy = PermissionPolicy(
-        mode=mode,
-        rules=list(rules),
-        root=workspace.root,
-        shell_core=shell_core_prefixes(settings.tools.core),
-        persist=rule_store.save if rule_store else None,
-    )
+def _limits(settings: Settings, workspace: Workspace) -> OutputLimits:
+    """The one truncation rule for what tools send the model; the whole output is saved in the temp folder."""
     tools = settings.tools
-    limits = OutputLimits(
+    return OutputLimits(
         max_chars=tools.truncate_tool_output_threshold if tools.enable_tool_output_truncation else 0,
         max_lines=tools.truncate_tool_output_lines,
         save_dir=workspace.temp_dir,
     )
-    events = events or EventBus()
-    sources = None
-    if settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command:
-        sources = ToolSources(
-            setup.registry,
-            settings,
-            workspace.root,
-            events.emit,
-            _mcp_manager(settings, workspace, events),
-            runner=context.run_process,
-        )
-    session = Session(
-        llm=llm,
-        limits=limits,
-        tool_sources=sources,
-        registry=setup.registry,
-        policy=policy,
-        approver=approver,
-        system_prompt=build_system_prompt(workspace.root, mode, context_files().text, workspace.cwd),
-        system_prompt_source=lambda: build_system_prompt(
-            workspace.root, policy.mode, context_files().text, workspace.cwd
-        ),
-        max_turns=settings.model.max_session_turns if max_turns is None else max_turns,
-        events=events,
-        cwd=workspace.root,
-        state=state,
-        context_window=settings.model.context_window_size,
-        compression_threshold=settings.model.chat_compression.context_percentage_threshold,
+
+
+def _sources(
+    config: SessionConfig, registry: ToolRegistry, events: EventBus, context: ToolContext
+) -> ToolSources | None:
+    """The run-time tool sources the settings name (a discovery command, MCP servers), not started yet."""
+    settings = config.settings
+    if not (settings.tools.discovery_command or settings.mcp_servers or settings.mcp.server_command):
+        return None
+    return ToolSources(
+        registry,
+        settings,
+        config.workspace.root,
+        events.emit,
+        _mcp_manager(settings, config.workspace, events),
+        runner=context.run_process,
     )
-    session.context_files = context_files
-    session.workspace = workspace
-    if settings.general.checkpointing.enabled:
-        from qcore.checkpoints.turns import TurnCheckpoints
-
-        def warn(message: str) -> None:
-            session.events.emit(ErrorOccurred(message, "checkpoint"))
-
-        session.checkpoints = TurnCheckpoints.for_project(
-            workspace.root, session.session_id, setup.problems.append, home=home, state=state
-        )
-        if session.checkpoints is not None:
-            session.checkpoints.warn = warn
-            session.scheduler.before_changes = session.checkpoints.before_changes
-    return session, setup.problems
 
 
 def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> McpManager | None:
@@ -185,3 +230,21 @@ def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> 
         events.emit(ToolSourceUpdate(f"mcp:{status.name}", status.state, detail))
 
     return McpManager.from_settings(settings, workspace_root=workspace.root, on_status=report)
+
+
+# --- the prompt --------------------------------------------------------------------------------------
+
+
+def _prompt(config: SessionConfig, policy: PermissionPolicy) -> SystemPrompt:
+    """The config's fixed prompt, or the project's, made with the approval mode in force when it is made."""
+    if config.system_prompt is not None:
+        return SystemPrompt.fixed(config.system_prompt)
+    names = config.settings.context
+    return SystemPrompt.for_project(
+        config.workspace,
+        lambda: policy.mode,
+        home=config.home or Path.home(),
+        file_names=names.file_names,
+        home_file_names=names.home_file_names,
+        cwd=config.cwd,
+    )

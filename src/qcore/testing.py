@@ -1,15 +1,18 @@
 """Test doubles for the engine's seams, for plugin authors and for our own tests: a scripted model, a
 scripted approver, a fake shell runner, and a process runner that records what search and discovered
 tools run (``ToolContext.run_process``). With them a whole ``Session`` turn runs with no server, no
-person and no process::
+person and no command (with checkpoints off, no git either)::
 
     runner = FakeRunner({"make test": "3 passed"})
-    registry = ToolRegistry()
-    registry.register(RunShellCommand(ToolContext(Workspace([root]), shell_runner=runner)))
-    session = Session(
-        llm=ScriptedLLM([reply("", ("run_shell_command", {"command": "make test"})), reply("green")]),
-        registry=registry,
-        approver=ScriptedApprover(Decision.once()),
+    session, _ = create_session(
+        SessionConfig(
+            llm=ScriptedLLM([reply("", ("run_shell_command", {"command": "make test"})), reply("green")]),
+            workspace=Workspace([root]),
+            settings=Settings.model_validate({"general": {"checkpointing": {"enabled": False}}}),
+            approver=ScriptedApprover(Decision.once()),
+            shell_runner=runner,
+            tools=frozenset({"run_shell_command"}),
+        )
     )
     await session.send("run the tests")
     assert runner.commands == ["make test"]

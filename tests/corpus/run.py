@@ -11,7 +11,7 @@ from qcore.files.workspace import Workspace
 from qcore.llm.scripted import ScriptedLLM, reply
 from qcore.llm.types import ModelResponse, ToolCallRequest
 from qcore.permissions import ApprovalMode
-from qcore.runtime import create_session
+from qcore.runtime import SessionConfig, create_session
 from qcore.settings import Settings
 from tests.corpus.edit_calls import Case
 
@@ -37,13 +37,15 @@ async def run_case(case: Case, base: Path) -> tuple[str, str]:
         ]
     )
     session, _ = create_session(
-        llm=llm,
-        workspace=Workspace([root]),
-        settings=Settings(),
-        mode=ApprovalMode.YOLO,
-        approver=None,
-        home=base,
-        plugins=False,
+        SessionConfig(
+            llm=llm,
+            workspace=Workspace([root]),
+            settings=Settings(),
+            mode=ApprovalMode.YOLO,
+            approver=None,
+            home=base,
+            plugins=False,
+        )
     )
     try:
         await session.send("please change the file")

@@ -48,9 +48,10 @@ from qcli.acp.session import AUTH_REQUIRED, AcpSession
 from qcli.hints import error_hint
 from qcli.launch import NO_MODEL, Launch, build_session, held_back_report, prepare
 from qcore._version import __version__
+from qcore.agent.session import Session
 from qcore.conversation.state import SessionFileError
 from qcore.conversation.store import SessionNotFound
-from qcore.permissions import ApprovalMode
+from qcore.permissions import ApprovalMode, Approver
 from qcore.settings import McpServerConfig, Settings
 
 _log = logging.getLogger("qcli.acp.server")
@@ -188,23 +189,24 @@ class QcliAgent:
                 f"{files} cannot be read, so its rules (deny rules too) would be left out. Fix it first.",
             )
         host = ClientHost(self.client, self.capabilities)
-        try:
-            session = await asyncio.to_thread(
-                build_session,
+
+        def build(approver: Approver) -> Session:
+            return build_session(
                 launch,
                 llm,
-                None,
+                approver,
                 file_access=host.files(),
                 shell_runner=host.shell_runner(settings=launch.settings),
             )
+
+        try:
+            opened = await asyncio.to_thread(AcpSession, self.client, build, host)
         except (SessionFileError, SessionNotFound) as error:
             raise (
                 RequestError.resource_not_found(resume_id)
                 if isinstance(error, SessionNotFound)
                 else RequestError(-32603, f"Cannot go on with session {resume_id}: {error}")
             ) from error
-        opened = AcpSession(self.client, session, host)
-        session.scheduler.approver = opened  # every question goes to the client
         self.sessions[opened.id] = opened
         opened.start()
         opened.send(

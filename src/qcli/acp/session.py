@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp import Client, RequestError
@@ -57,7 +57,7 @@ from qcore.calls import ToolCallState
 from qcore.conversation.mentions import expand_mentions
 from qcore.events import Event, SourceState, TurnEnd
 from qcore.llm.types import ChatMessage, LLMErrorKind
-from qcore.permissions import ApprovalRequest, Decision
+from qcore.permissions import ApprovalRequest, Approver, Decision
 from qcore.tools.results import TodoListDisplay
 
 _log = logging.getLogger("qcli.acp.server")
@@ -78,9 +78,13 @@ AUTH_REQUIRED = -32000
 class AcpSession:
     """A qcore session seen through ACP; also its ``Approver`` and the ``CommandHost`` of slash commands."""
 
-    def __init__(self, client: Client, session: Session, host: ClientHost | None = None) -> None:
+    def __init__(
+        self, client: Client, build: Callable[[Approver], Session], host: ClientHost | None = None
+    ) -> None:
+        """``build`` makes the qcore session with this object as its approver (every question goes to
+        the client); it reads files, so an event loop calls this in a worker thread."""
         self.client = client
-        self.session = session
+        self.session = session = build(self)
         self.id = session.session_id
         if host is not None:
             host.session_id = self.id

@@ -16,13 +16,12 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.agent.results import for_the_model
 from qcore.calls import ToolCall, ToolCallState, Unasked
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
-from qcore.llm.parts import TextPart
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
@@ -31,8 +30,8 @@ from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolPara
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.results import LLMContent, ToolError, ToolErrorType, ToolResult, ToolResultDisplay
-from qcore.tools.truncation import OutputLimits, truncate_output
+from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
+from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:
     from qcore.permissions.subjects import Subject
@@ -388,20 +387,7 @@ class ToolScheduler:
             return self._cancel(call, signal.reason or "User cancelled tool execution.", partial)
         assert result is not None
         state = ToolCallState.ERROR if result.error else ToolCallState.SUCCESS
-        return self._set(call, state=state, result=self._limit(call, _with_notes(call, result)))
-
-    def _limit(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        """Apply the truncation rule to the text the model will read; media parts pass untouched."""
-        text = result.error.message if result.error else result.text()
-        cut = truncate_output(text, self.limits, f"{call.tool_name}-{call.call_id}")
-        if cut is None:
-            return result
-        if result.error:
-            return replace(result, error=ToolError(cut.text, result.error.type))
-        content: LLMContent = (
-            cut.text if isinstance(result.llm_content, str) else [TextPart(cut.text), *result.media()]
-        )
-        return replace(result, llm_content=content)
+        return self._set(call, state=state, result=for_the_model(call, result, self.limits))
 
     # --- the batch --------------------------------------------------------------------------------
 
@@ -439,21 +425,3 @@ class ToolScheduler:
             calls[index:end] = done
             index = end
         return calls
-
-
-def _with_notes(call: ToolCall, result: ToolResult) -> ToolResult:
-    """A successful result told what the model should know about how its call was read and changed."""
-    notes = []
-    if call.modified_by_user:
-        notes.append("The user edited your proposal before approving it; what was applied is their version.")
-    if call.renamed_parameters:
-        notes.append(f"(Parameters read as: {', '.join(call.renamed_parameters)}; use those names.)")
-    if not notes or result.error is not None:
-        return result
-    note = " ".join(notes) + " "
-    content: LLMContent = (
-        note + result.llm_content
-        if isinstance(result.llm_content, str)
-        else [TextPart(note), *result.llm_content]
-    )
-    return replace(result, llm_content=content)

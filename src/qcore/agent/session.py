@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from qcore.agent.scheduler import ToolScheduler
 from qcore.calls import ToolCall
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
+from qcore.conversation.prompt import SystemPrompt
 from qcore.conversation.state import SessionState
 from qcore.discovery.sources import ToolSources
 from qcore.events import (
@@ -53,7 +53,6 @@ from qcore.events import (
 )
 from qcore.files.workspace import Workspace
 from qcore.llm.parts import Part, TextPart
-from qcore.llm.tokens import default_window
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -66,13 +65,12 @@ from qcore.llm.types import (
     ToolCallRequest,
     Usage,
 )
-from qcore.permissions.approver import Approver
 from qcore.permissions.modes import ApprovalMode
 from qcore.permissions.policy import PermissionPolicy
 from qcore.tools.registry import ToolRegistry
-from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:
+    from qcore.agent.config import SessionConfig
     from qcore.checkpoints.turns import TurnCheckpoints
 
 
@@ -111,60 +109,77 @@ def tool_message(call: ToolCall) -> ChatMessage:
 
 
 class Session:
+    """One conversation and the loop that answers each prompt in it. ``create_session``
+    (``qcore.runtime``) builds one from a ``SessionConfig`` and passes every collaborator in; a session
+    changes none of them behind their owner's back."""
+
     def __init__(
         self,
         *,
         llm: LLMClient,
-        registry: ToolRegistry,
-        policy: PermissionPolicy | None = None,
-        approver: Approver | None = None,
-        system_prompt: str | None = None,
-        max_turns: int = -1,
-        events: EventBus | None = None,
-        cwd: Path | None = None,
-        session_id: str | None = None,
-        limits: OutputLimits | None = None,
+        scheduler: ToolScheduler,
+        state: SessionState,
+        events: EventBus,
+        prompt: SystemPrompt,
+        workspace: Workspace,
+        context: ContextKeeper,
         tool_sources: ToolSources | None = None,
-        system_prompt_source: Callable[[], str] | None = None,
-        state: SessionState | None = None,
-        context_window: int | None = None,
-        compression_threshold: float = 0.7,
+        checkpoints: TurnCheckpoints | None = None,
+        max_turns: int = -1,
+        config: SessionConfig | None = None,
     ) -> None:
         self.llm = llm
-        self.registry = registry
-        self.policy = policy or PermissionPolicy()
-        self.events = events or EventBus()
-        self.scheduler = ToolScheduler(registry, self.policy, approver, self.events.emit, limits)
-        self.max_turns = max_turns
-        self.cwd = cwd or Path.cwd()
-        self.state = state or SessionState.new(session_id or uuid.uuid4().hex, self.cwd, llm.model)
+        self.scheduler = scheduler
+        """Runs the model's tool calls through the session's tools, policy and approver."""
+        self.state = state
         """History, todos, file fingerprints, session rules, turns and usage; saved as they change."""
-        self.session_id = self.state.session_id
-        if system_prompt:
-            self.state.set_system(system_prompt)
-        for pattern in self.state.rules:  # a resumed session's "always, for this session" answers
-            with contextlib.suppress(ValueError):
-                self.policy.remember([pattern])
-        self.policy.on_session_rule = self.state.rule_changed
-        self.loop_guard = LoopGuard()
-        self.context = ContextKeeper(
-            llm, self.events, context_window or default_window(llm.model), compression_threshold
-        )
+        self.events = events
+        self.prompt = prompt
+        """Makes the system prompt, again when what it reads changes (``refresh_system_prompt``)."""
+        self.workspace = workspace
+        """The folders the tools may touch, with the project's temp folder."""
+        self.context = context
         """Measures each request against the model's window and compresses older turns near it."""
         self.tool_sources = tool_sources
         """Run-time tools (discovery command, MCP); the first request waits for them."""
-        self.system_prompt_source = system_prompt_source
-        """Builds the system prompt anew (context files re-read); see ``refresh_system_prompt``."""
-        self.context_files: Callable[[], ContextFiles] | None = None
-        """Reads the memory and context files the system prompt is built from."""
-        self.workspace = Workspace([self.cwd])
-        """The folders the tools may touch (the runtime passes the project's, with its temp folder)."""
-        self._started = False
-        self._warmed = False
-        self.checkpoints: TurnCheckpoints | None = None
-        """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``)."""
+        self.checkpoints = checkpoints
+        """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``); None for a
+        child, whose changes are snapshotted as part of its parent's turn."""
+        self.max_turns = max_turns
+        """Model requests the session may make in all; -1: no limit."""
+        self.config = config
+        """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
+        session is built from ``config.child(...)``. None for a session assembled by hand."""
+        self.loop_guard = LoopGuard()
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
+        self._started = False
+        self._warmed = False
+        if text := prompt.build():  # a resumed session's prompt is made anew, never taken from the file
+            state.set_system(text)
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The tools the model is offered."""
+        return self.scheduler.registry
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        return self.scheduler.policy
+
+    @property
+    def session_id(self) -> str:
+        return self.state.session_id
+
+    @property
+    def cwd(self) -> Path:
+        """The project's root (the first workspace folder)."""
+        return self.workspace.root
+
+    @property
+    def context_files(self) -> Callable[[], ContextFiles] | None:
+        """Reads the memory and context files the system prompt is built from (None: it reads none)."""
+        return self.prompt.context_files
 
     @property
     def history(self) -> list[ChatMessage]:
@@ -235,11 +250,10 @@ class Session:
                 self.events.emit(ErrorOccurred(f"Closing {tool.name} failed: {error}", "internal"))
 
     def refresh_system_prompt(self) -> str:
-        """Rebuild the system prompt (after the memory or context files changed); returns it."""
-        if self.system_prompt_source is None:
-            return next((str(m.content) for m in self.history if m.role == "system"), "")
-        text = self.system_prompt_source()
-        self.state.set_system(text)
+        """Make the system prompt again (after the memory or context files changed); returns it."""
+        text = self.prompt.build()
+        if text:
+            self.state.set_system(text)
         return text
 
     def clear(self) -> None:

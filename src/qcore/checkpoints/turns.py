@@ -63,11 +63,15 @@ class TurnCheckpoints:
         warn: Callable[[str], None],
         home: Path | None = None,
         state: SessionState | None = None,
+        *,
+        unavailable: Callable[[str], None] | None = None,
     ) -> TurnCheckpoints | None:
+        """Checkpoints for the project at ``root``, or None when they cannot be kept; why is said to
+        ``unavailable`` (a front end's start-up problems; default ``warn``)."""
         try:
             return cls(Checkpoints.for_project(root, session=session, home=home), warn, state)
         except (CheckpointError, OSError, ValueError) as error:
-            warn(f"Checkpoints are off for this session: {error}")
+            (unavailable or warn)(f"Checkpoints are off for this session: {error}")
             return None
 
     def _fail(self, error: BaseException) -> None:

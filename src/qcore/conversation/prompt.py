@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import datetime
 import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from qcore.conversation.context_files import ContextFiles, load_context
+from qcore.files.workspace import Workspace
 from qcore.permissions.modes import ApprovalMode
 
 PROMPT_BUDGET = 18_500
@@ -72,3 +76,48 @@ def build_system_prompt(root: Path, mode: ApprovalMode, context: str = "", cwd: 
     if context.strip():
         parts.append(context.strip())
     return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    """How a session's system prompt is made, so it can be made again when what it reads changes
+    (``/memory refresh``, a new approval mode)."""
+
+    build: Callable[[], str]
+    """The text, made now."""
+    context_files: Callable[[], ContextFiles] | None = None
+    """Reads the memory and context files the text draws on; None for a fixed prompt, which reads none."""
+
+    @classmethod
+    def fixed(cls, text: str) -> SystemPrompt:
+        """Always ``text`` (a subagent's own prompt, a test's)."""
+        return cls(lambda: text)
+
+    @classmethod
+    def for_project(
+        cls,
+        workspace: Workspace,
+        mode: Callable[[], ApprovalMode],
+        *,
+        home: Path,
+        file_names: Sequence[str],
+        home_file_names: Sequence[str],
+        cwd: Path | None = None,
+    ) -> SystemPrompt:
+        """The project's prompt: the role, the environment, the rules of the approval mode in force
+        (``mode``) and the context files (``AGENTS.md`` too), looked up from the root down to ``cwd``
+        (None: the workspace's current folder) and in ``home``."""
+
+        def context_files() -> ContextFiles:
+            return load_context(
+                workspace.root,
+                cwd or workspace.cwd,
+                home=home,
+                file_names=[*dict.fromkeys([*file_names, "AGENTS.md"])],
+                home_file_names=[*dict.fromkeys([*home_file_names, "AGENTS.md"])],
+            )
+
+        def build() -> str:
+            return build_system_prompt(workspace.root, mode(), context_files().text, workspace.cwd)
+
+        return cls(build, context_files)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -68,6 +69,20 @@ class Rule:
 
 class RuleSyntaxError(ValueError):
     pass
+
+
+def session_rules(patterns: Iterable[str]) -> list[Rule]:
+    """The allow rules a session was given "for this session", back from their patterns (a resumed
+    session's); a pattern no longer read as a rule is left out, and each rule comes once."""
+    rules: list[Rule] = []
+    for pattern in patterns:
+        try:
+            rule = Rule(RuleKind.ALLOW, pattern, RuleSource.SESSION)
+        except ValueError:
+            continue
+        if rule not in rules:
+            rules.append(rule)
+    return rules
 
 
 @lru_cache(maxsize=2048)

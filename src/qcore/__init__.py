@@ -14,7 +14,7 @@ from qcore._version import __version__
 _EXPORTS: dict[str, str] = {
     "AbortSignal": "qcore.abort",
     "Session": "qcore.agent.session",
-    "TurnOutcome": "qcore.agent.session",
+    "TurnOutcome": "qcore.agent.turn",
     "Event": "qcore.events",
     "EventBus": "qcore.events",
     "ChatMessage": "qcore.llm.types",
@@ -108,7 +108,8 @@ if TYPE_CHECKING:
     from qcore.abort import AbortSignal
     from qcore.agent.config import SessionConfig
     from qcore.agent.scheduler import ToolScheduler
-    from qcore.agent.session import Session, TurnOutcome
+    from qcore.agent.session import Session
+    from qcore.agent.turn import TurnOutcome
     from qcore.calls import ToolCall, ToolCallState
     from qcore.events import Event, EventBus
     from qcore.files.workspace import Workspace

@@ -1,15 +1,16 @@
 """Session: the conversation and the loop that turns one prompt into an answer.
 
-One ``send`` is: fit the request to the model's window (``ContextKeeper`` compresses older turns), ask
-the model (streaming), run the tool calls it makes through the scheduler, give the results back in call
-order, and repeat until the model answers without calls, the turn limit is reached, the model fails, or
-the signal aborts. Everything observable is an event; nothing is printed.
+One ``send`` is a loop over one step (``_step``): fit the request to the model's window
+(``ContextKeeper`` compresses older turns), ask the model (streaming), run the tool calls it makes through
+the scheduler, and commit the answer with the results in call order; until the model answers without
+calls, the turn limit is reached, the model fails, the same failing call repeats, or the signal aborts.
+Everything observable is an event; nothing is printed.
 
-The history only ever takes whole steps: an assistant message joins it together with an answer for each of
-its tool calls. Whatever stops a turn (the signal, the task being cancelled at any await, an unexpected
-error below us) commits the step in progress with the calls that did not finish marked cancelled, and a
-reply cut off while streaming keeps the text that arrived (unless it was cut for passing the size cap:
-that text is dropped); so the next request is always valid.
+The history only ever takes whole steps (``qcore.agent.turn``): an assistant message joins it together
+with an answer for each of its tool calls. Whatever stops a turn (the signal, the task being cancelled at
+any await, an unexpected error below us) commits the step in progress with the calls that did not finish
+marked cancelled, and a reply cut off while streaming keeps the text that arrived (unless it was cut for
+passing the size cap: that text is dropped); so the next request is always valid.
 
 What the session knows lives in its ``SessionState`` (``session.state``), which saves each change as it
 happens when it has a journal: a step is saved when it is committed, so a session resumed after a crash
@@ -20,16 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.scheduler import ToolScheduler
-from qcore.calls import ToolCall
+from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
 from qcore.conversation.prompt import SystemPrompt
@@ -42,7 +41,6 @@ from qcore.events import (
     AssistantTextDelta,
     ErrorOccurred,
     EventBus,
-    LoopDetected,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -52,7 +50,6 @@ from qcore.events import (
     UserPrompt,
 )
 from qcore.files.workspace import Workspace
-from qcore.llm.parts import Part, TextPart
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -62,7 +59,6 @@ from qcore.llm.types import (
     ReasoningDelta,
     RetryNotice,
     TextDelta,
-    ToolCallRequest,
     Usage,
 )
 from qcore.permissions.modes import ApprovalMode
@@ -73,39 +69,7 @@ if TYPE_CHECKING:
     from qcore.agent.config import SessionConfig
     from qcore.checkpoints.turns import TurnCheckpoints
 
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    text: str
-    reason: str
-    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
-    num_turns: int
-    usage: Usage
-    error: LLMError | None = None
-
-
-UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before this call finished."
-
-
-@dataclass
-class _Step:
-    """One request and its tool calls, held back from the history until it is whole."""
-
-    text: list[str] = field(default_factory=list)
-    """The answer's text as it streamed in."""
-    response: ModelResponse | None = None
-    calls: list[ToolCall] = field(default_factory=list)
-    committed: bool = False
-
-
-def tool_message(call: ToolCall) -> ChatMessage:
-    media = call.result.media() if call.result and call.result.ok else []
-    content: str | list[Part] = call.response_text()
-    if media:
-        content = [TextPart(call.response_text()), *media]
-    return ChatMessage(
-        role="tool", content=content, tool_call_id=call.call_id, name=call.tool_name or call.request.name
-    )
+__all__ = ["Session", "TurnOutcome"]
 
 
 class Session:
@@ -274,9 +238,102 @@ class Session:
         """Compress the older turns now (``/compress``), whatever the size."""
         return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
 
-    async def _ask_model(
-        self, signal: AbortSignal, step: _Step, tools: list[dict[str, Any]]
-    ) -> ModelResponse:
+    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
+        """Answer ``prompt``: one step after another (a request to the model and the tool calls it asks
+        for) until the model answers without calls, the turn limit is reached, the model fails, the same
+        failing call repeats, or ``signal`` aborts. Whatever ends the turn, the history stays sendable."""
+        signal = signal or AbortSignal()
+        self.start()
+        turn = Turn(self.turns, self.usage)
+        if 0 <= self.max_turns <= self.turns:
+            return self._refuse(turn)
+        self._take(prompt)
+        self.sending = True
+        try:
+            while turn.reason is None:
+                await self._step(turn, signal)
+        except asyncio.CancelledError:
+            turn.end("cancelled")
+            raise
+        except Exception as error:  # a fault below us ends the turn, never the session
+            turn.end("error")
+            self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
+        finally:
+            self.sending = False
+            self._commit(turn.step)
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_ended()
+            outcome = self._finished(turn)
+        return outcome
+
+    def _take(self, prompt: str) -> None:
+        """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
+        self.events.emit(UserPrompt(prompt))
+        self.state.append(ChatMessage(role="user", content=prompt))
+        if self.checkpoints is not None:
+            self.checkpoints.prompt(len(self.history) - 1, prompt)
+        self.loop_guard.reset()
+
+    async def _step(self, turn: Turn, signal: AbortSignal) -> None:
+        """One request to the model and the tool calls it asks for, committed to the history together;
+        sets ``turn.reason`` when the turn ends here."""
+        tools = await self._next_request(turn, signal)
+        if tools is None:
+            return
+        step = turn.step = Step()
+        response = await self._answer(turn, step, tools, signal)
+        if response is None or not response.tool_calls:
+            return  # the turn has ended; it commits what the step got to
+        step.calls = await self.scheduler.run(response.tool_calls, signal)
+        self._commit(step)
+        self.events.emit(ToolResultsSent(tuple(step.calls)))
+        if (looping := self.loop_guard.observe(step.calls)) is not None:
+            turn.end("loop")
+            self.events.emit(loop_detected(looping, self.loop_guard.limit))
+
+    async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
+        """The tool declarations for the next request, once it may be made and the history fits the
+        model's window; None when the turn ends first (cancelled, at the turn limit, no fit)."""
+        if signal.aborted:
+            turn.end("cancelled")
+            return None
+        if 0 <= self.max_turns <= self.turns:
+            turn.end("max_turns")
+            message = f"Reached the session turn limit ({self.max_turns}); stopping."
+            self.events.emit(ErrorOccurred(message, "max_turns"))
+            return None
+        if self.tool_sources is not None:
+            await self.tool_sources.ready()
+        tools = self.registry.declarations()
+        if not (await self.context.fit(self.state, tools, signal)).ok:
+            turn.end("cancelled" if signal.aborted else "error")
+            return None
+        return tools
+
+    async def _answer(
+        self, turn: Turn, step: Step, tools: list[dict[str, Any]], signal: AbortSignal
+    ) -> ModelResponse | None:
+        """The model's response, streamed out as events and counted; None when the request failed. An
+        answer without tool calls ends the turn."""
+        self.state.turns += 1
+        self.events.emit(ModelRequestStarted(self.turns))
+        try:
+            response = await self._ask_model(signal, step, tools)
+        except LLMError as error:
+            self._model_failed(turn, step, error, signal)
+            return None
+        step.response = response
+        self.context.answered(self.history, response.usage)
+        self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
+        if response.usage:
+            self.events.emit(UsageUpdated(response.usage, self.usage))
+        self.events.emit(AssistantMessage(self.turns, response.text, response.tool_calls, response.usage))
+        turn.text = response.text
+        if not response.tool_calls:
+            turn.end("completed")
+        return response
+
+    async def _ask_model(self, signal: AbortSignal, step: Step, tools: list[dict[str, Any]]) -> ModelResponse:
         response: ModelResponse | None = None
         async for item in self.llm.stream(self.history, tools, signal):
             if isinstance(item, TextDelta):
@@ -292,135 +349,45 @@ class Session:
             raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
         return response
 
-    def _commit(self, step: _Step) -> None:
-        """Put a step into the history once: whole, or as far as it got."""
+    def _model_failed(self, turn: Turn, step: Step, error: LLMError, signal: AbortSignal) -> None:
+        """The request failed: the turn ends, keeping the text that arrived unless the reply ran away."""
+        if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
+            step.text.clear()  # a runaway reply, kept, would overflow every later request
+        turn.text = "".join(step.text)
+        if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
+            turn.end("cancelled")
+        else:
+            turn.end("error", error)
+            self.events.emit(ErrorOccurred(str(error), error.kind.value))
+
+    def _commit(self, step: Step) -> None:
+        """Put a step into the history once: whole, or as far as it got, in one event of the state (the
+        saved history never holds a call without its answer)."""
         if step.committed:
             return
         step.committed = True
-        response = step.response
-        if response is None:
-            partial = "".join(step.text)
-            if partial:
-                self.state.append(ChatMessage(role="assistant", content=partial))
-            return
-        finished = {call.call_id: call for call in step.calls}
-        self.state.append(  # one event: the saved history never holds a call without its answer
-            response.message(),
-            *(
-                tool_message(call) if (call := finished.get(request.call_id)) else _unfinished(request)
-                for request in response.tool_calls
-            ),
-        )
+        if messages := step.messages():
+            self.state.append(*messages)
 
-    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
-        signal = signal or AbortSignal()
-        self.start()
-        started = time.monotonic()
-        if 0 <= self.max_turns <= self.turns:
-            return self._refuse(started)
-        turns_before = self.turns
-        usage_before = self.usage
-        text, reason, failure = "", "completed", None
-        step = _Step(committed=True)
-        self.events.emit(UserPrompt(prompt))
-        self.state.append(ChatMessage(role="user", content=prompt))
-        if self.checkpoints is not None:
-            self.checkpoints.prompt(len(self.history) - 1, prompt)
-        self.loop_guard.reset()
-        self.sending = True
-        try:
-            while True:
-                if signal.aborted:
-                    reason = "cancelled"
-                    break
-                if 0 <= self.max_turns <= self.turns:
-                    reason = "max_turns"
-                    self.events.emit(
-                        ErrorOccurred(
-                            f"Reached the session turn limit ({self.max_turns}); stopping.", "max_turns"
-                        )
-                    )
-                    break
-                if self.tool_sources is not None:
-                    await self.tool_sources.ready()
-                tools = self.registry.declarations()
-                if not (await self.context.fit(self.state, tools, signal)).ok:
-                    reason = "cancelled" if signal.aborted else "error"
-                    break
-                self.state.turns += 1
-                self.events.emit(ModelRequestStarted(self.turns))
-                step = _Step()
-                try:
-                    response = await self._ask_model(signal, step, tools)
-                except LLMError as error:
-                    if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
-                        step.text.clear()  # a runaway reply, kept, would overflow every later request
-                    text = "".join(step.text)
-                    if error.kind is LLMErrorKind.CANCELLED or signal.aborted:
-                        reason = "cancelled"
-                    else:
-                        reason, failure = "error", error
-                        self.events.emit(ErrorOccurred(str(error), error.kind.value))
-                    break
-                step.response = response
-                self.context.answered(self.history, response.usage)
-                self.state.request_done(self.turns, self.usage + (response.usage or Usage()))
-                if response.usage:
-                    self.events.emit(UsageUpdated(response.usage, self.usage))
-                self.events.emit(
-                    AssistantMessage(self.turns, response.text, response.tool_calls, response.usage)
-                )
-                text = response.text
-                if not response.tool_calls:
-                    self._commit(step)
-                    break
-                step.calls = await self.scheduler.run(response.tool_calls, signal)
-                self._commit(step)
-                self.events.emit(ToolResultsSent(tuple(step.calls)))
-                if (looping := self.loop_guard.observe(step.calls)) is not None:
-                    reason = "loop"
-                    self.events.emit(_loop_detected(looping, self.loop_guard.limit))
-                    break
-        except asyncio.CancelledError:
-            reason = "cancelled"
-            raise
-        except Exception as error:  # a fault below us ends the turn, never the session
-            reason = "error"
-            self.events.emit(ErrorOccurred(f"Internal error: {type(error).__name__}: {error}", "internal"))
-        finally:
-            self.sending = False
-            self._commit(step)
-            if self.checkpoints is not None:
-                await self.checkpoints.turn_ended()
-            outcome = TurnOutcome(text, reason, self.turns - turns_before, self.usage - usage_before, failure)
-            self.events.emit(
-                TurnFinished(
-                    outcome.text,
-                    outcome.reason,
-                    outcome.num_turns,
-                    outcome.usage,
-                    int((time.monotonic() - started) * 1000),
-                )
-            )
+    def _finished(self, turn: Turn) -> TurnOutcome:
+        outcome = TurnOutcome(
+            turn.text,
+            turn.reason or "completed",
+            self.turns - turn.turns_before,
+            self.usage - turn.usage_before,
+            turn.failure,
+        )
+        self.events.emit(
+            TurnFinished(outcome.text, outcome.reason, outcome.num_turns, outcome.usage, turn.elapsed_ms())
+        )
         return outcome
 
-    def _refuse(self, started: float) -> TurnOutcome:
+    def _refuse(self, turn: Turn) -> TurnOutcome:
         """Past ``max_turns``: the prompt is not taken (the history stays as it was)."""
         message = (
             f"This session has reached its turn limit ({self.max_turns} model requests); "
             "it takes no new prompts."
         )
         self.events.emit(ErrorOccurred(message, "max_turns"))
-        outcome = TurnOutcome("", "max_turns", 0, Usage())
-        elapsed = int((time.monotonic() - started) * 1000)
-        self.events.emit(TurnFinished("", "max_turns", 0, Usage(), elapsed))
-        return outcome
-
-
-def _loop_detected(call: ToolCall, repeats: int) -> LoopDetected:
-    error = call.result.error.message if call.result and call.result.error else call.response_text()
-    return LoopDetected(call.tool_name or call.request.name, call.request.arguments, repeats, error)
-
-
-def _unfinished(request: ToolCallRequest) -> ChatMessage:
-    return ChatMessage(role="tool", content=UNFINISHED_CALL, tool_call_id=request.call_id, name=request.name)
+        turn.end("max_turns")
+        return self._finished(turn)

@@ -45,52 +45,12 @@ class ListDirectory(BaseTool[ListDirectoryParams]):
         self, params: ListDirectoryParams, signal: AbortSignal, update_output: UpdateOutput | None = None
     ) -> ToolResult:
         folder = self.resolve_path(params.path)
-        if not folder.is_dir():
-            if folder.exists():
-                return ToolResult.failure(
-                    f"Path is not a directory: {folder}",
-                    ToolErrorType.PATH_IS_NOT_A_DIRECTORY,
-                    "Error: Path is not a directory.",
-                )
-            return ToolResult.failure(
-                f"Error listing directory: no folder at {folder}",
-                ToolErrorType.LS_EXECUTION_ERROR,
-                "Error: Failed to list directory.",
-            )
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError as error:
-            return ToolResult.failure(
-                f"Error listing directory {folder}: {error.strerror or error}",
-                ToolErrorType.LS_EXECUTION_ERROR,
-                "Error: Failed to list directory.",
-            )
+        entries = _entries(folder)
+        if isinstance(entries, ToolResult):
+            return entries
         if not entries:
             return ToolResult(f"Directory {folder} is empty.", "Directory is empty.")
-
-        rules = ignore_rules(self)
-        patterns = params.ignore or []
-        counts = {"git": 0, "qwen": 0, "outside": 0}
-        shown: list[tuple[bool, str]] = []
-        for entry in entries:
-            name = entry.name
-            if name == ".git" or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
-                continue
-            if entry.is_symlink() and not self.workspace.contains(entry.path):
-                counts["outside"] += 1
-                continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            reason = rules.reason(Path(entry.path), is_dir)
-            if reason is not None:
-                counts[reason] += 1
-                continue
-            shown.append((is_dir, name))
-        shown.sort(key=lambda item: (not item[0], item[1].casefold(), item[1]))
-
+        shown, counts = self._visible(entries, params.ignore or [])
         notes = [
             text
             for count, text in (
@@ -110,3 +70,56 @@ class ListDirectory(BaseTool[ListDirectoryParams]):
         if notes:
             text += f"\n\n({', '.join(notes)})"
         return ToolResult(text, f"Listed {plural(len(shown), 'item')}.{suffix}")
+
+    def _visible(
+        self, entries: list[os.DirEntry[str]], patterns: list[str]
+    ) -> tuple[list[tuple[bool, str]], dict[str, int]]:
+        """The entries to show as (is a folder, name), folders first, and how many were left out why:
+        git- or qwen-ignored, or a link outside the workspace (``.git`` and the caller's patterns are
+        left out uncounted)."""
+        rules = ignore_rules(self)
+        counts = {"git": 0, "qwen": 0, "outside": 0}
+        shown: list[tuple[bool, str]] = []
+        for entry in entries:
+            name = entry.name
+            if name == ".git" or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+                continue
+            if entry.is_symlink() and not self.workspace.contains(entry.path):
+                counts["outside"] += 1
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            reason = rules.reason(Path(entry.path), is_dir)
+            if reason is not None:
+                counts[reason] += 1
+                continue
+            shown.append((is_dir, name))
+        shown.sort(key=lambda item: (not item[0], item[1].casefold(), item[1]))
+        return shown, counts
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]] | ToolResult:
+    """The folder's entries, or why it cannot be listed."""
+    if not folder.is_dir():
+        if folder.exists():
+            return ToolResult.failure(
+                f"Path is not a directory: {folder}",
+                ToolErrorType.PATH_IS_NOT_A_DIRECTORY,
+                "Error: Path is not a directory.",
+            )
+        return ToolResult.failure(
+            f"Error listing directory: no folder at {folder}",
+            ToolErrorType.LS_EXECUTION_ERROR,
+            "Error: Failed to list directory.",
+        )
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except OSError as error:
+        return ToolResult.failure(
+            f"Error listing directory {folder}: {error.strerror or error}",
+            ToolErrorType.LS_EXECUTION_ERROR,
+            "Error: Failed to list directory.",
+        )

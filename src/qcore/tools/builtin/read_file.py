@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.files.access import FileRead
+from qcore.files.access import FileAccess, FileRead
 from qcore.files.ignore import QWEN_IGNORE, IgnoreRules
 from qcore.files.seen import fingerprint
 from qcore.files.text_files import (
@@ -222,71 +222,52 @@ class ReadFile(BaseTool[ReadFileParams]):
     ) -> ToolResult:
         path = self.resolve_path(params.absolute_path, readable_only=True)
         shown = self.workspace.relative(path)
-        if not path.exists():
-            return ToolResult.failure(
-                f"Could not read file because no file was found at the specified path: {path}",
-                ToolErrorType.FILE_NOT_FOUND,
-            )
-        if path.is_dir():
-            return ToolResult.failure(
-                f"Path is a directory, not a file: {path}. Use list_directory to see its entries.",
-                ToolErrorType.TARGET_IS_DIRECTORY,
-            )
+        if (missing := _missing(path)) is not None:
+            return missing
         files = self.file_access(path)
         try:
-            if not files.holds_buffers:
-                paged = self._page_from_index(path, params, shown)
-                if paged is not None:
-                    return paged
+            if not files.holds_buffers and (paged := self._page_from_index(path, params, shown)) is not None:
+                return paged
             info = os.stat(path)
             data = read_regular_file(path, MAX_FILE_BYTES)
         except OSError as error:
             return _read_failure(path, error)
-        size = len(data)
-        mime = None if path.suffix.lower() in TEXT_SUFFIXES else mimetypes.guess_type(path.name)[0]
-        if mime in MEDIA_TYPES:
-            part = InlineDataPart(mime, base64.b64encode(data).decode("ascii"), path.name)
-            kind = "PDF" if mime == "application/pdf" else "image"
-            return ToolResult(
-                [TextPart(f"Contents of {shown} ({kind}, {size} bytes):"), part], f"Read {kind} file: {shown}"
-            )
-        if mime == "image/svg+xml" and size > MAX_SVG_BYTES:
-            return ToolResult(
-                f"Skipped large SVG file (>1MB): {shown}", f"Skipped large SVG file (>1MB): {shown}"
-            )
-        if mime != "image/svg+xml" and looks_binary(data[:4096]):
-            return ToolResult(
-                f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
-            )
-        buffered = files.holds_buffers
-        read = FileRead(data)
-        try:
-            if buffered:  # the disk said text; the words are the editor's, unsaved changes and all
-                read = await files.read(path, MAX_FILE_BYTES)
-                data = read.data
-            decoded = decode_text(data)
-        except OSError as error:
-            return _read_failure(path, error)
-        except NotTextError:
-            return ToolResult(
-                f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}"
-            )
+        if (other := _media_or_binary(path, data, shown)) is not None:
+            return other
+        text = await _text(path, files, data, shown)
+        if isinstance(text, ToolResult):
+            return text
+        read, decoded = text
+        self._record(path, info, read, decoded, buffered=files.holds_buffers)
+        return self._page(decoded, params, shown, unsaved=read.unsaved)
+
+    def _record(
+        self, path: Path, info: os.stat_result, read: FileRead, decoded: TextFile, buffered: bool
+    ) -> None:
+        """Index a large file read from the disk for paging (unless it changed while it was read), and
+        note what the model saw of it for the stale-file check."""
         index = None
-        if not buffered and size >= INDEX_MIN_BYTES and file_identity(info) == file_identity(os.stat(path)):
-            index = LineIndex.build(info, data, decoded)  # not when the file changed while it was read
+        if (
+            not buffered
+            and len(read.data) >= INDEX_MIN_BYTES
+            and file_identity(info) == file_identity(os.stat(path))
+        ):
+            index = LineIndex.build(info, read.data, decoded)
         self._keep_index(path, index)
         if self.context is not None:
-            if index is not None:
-                self.context.file_states.record_fingerprint(path, index.digest)
-            else:
-                self.context.file_states.record_fingerprint(path, read.stamp)
+            self.context.file_states.record_fingerprint(
+                path, index.digest if index is not None else read.stamp
+            )
+
+    def _page(self, decoded: TextFile, params: ReadFileParams, shown: str, *, unsaved: bool) -> ToolResult:
+        """The lines ``params`` ask for, with a note when they are an editor's unsaved text."""
         lines = decoded.text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         start = params.offset or 0
         page = lines[start : start + (params.limit or self._limits()[0])]
         result = self._window(page, len(lines), params, shown)
-        if read.unsaved and result.ok:  # the model should know the disk says otherwise (commands see it)
+        if unsaved and result.ok:  # the model should know the disk says otherwise (commands see it)
             note = (
                 "[The editor holds unsaved changes to this file: this is its text, which differs from the "
                 "file on disk that commands and searches see.]\n\n"
@@ -337,3 +318,58 @@ def _read_failure(path: Path, error: OSError) -> ToolResult:
     return ToolResult.failure(
         f"Could not read {path}: {error.strerror or error}", ToolErrorType.READ_CONTENT_FAILURE
     )
+
+
+def _missing(path: Path) -> ToolResult | None:
+    """Why there is no file at ``path`` to read (nothing there, or a folder); None when there is one."""
+    if not path.exists():
+        return ToolResult.failure(
+            f"Could not read file because no file was found at the specified path: {path}",
+            ToolErrorType.FILE_NOT_FOUND,
+        )
+    if path.is_dir():
+        return ToolResult.failure(
+            f"Path is a directory, not a file: {path}. Use list_directory to see its entries.",
+            ToolErrorType.TARGET_IS_DIRECTORY,
+        )
+    return None
+
+
+def _media_or_binary(path: Path, data: bytes, shown: str) -> ToolResult | None:
+    """The reply for a file that is not text: an image or PDF as a part the model sees, a large SVG or a
+    binary file named; None for text."""
+    mime = None if path.suffix.lower() in TEXT_SUFFIXES else mimetypes.guess_type(path.name)[0]
+    if mime in MEDIA_TYPES:
+        part = InlineDataPart(mime, base64.b64encode(data).decode("ascii"), path.name)
+        kind = "PDF" if mime == "application/pdf" else "image"
+        return ToolResult(
+            [TextPart(f"Contents of {shown} ({kind}, {len(data)} bytes):"), part],
+            f"Read {kind} file: {shown}",
+        )
+    if mime == "image/svg+xml" and len(data) > MAX_SVG_BYTES:
+        return ToolResult(
+            f"Skipped large SVG file (>1MB): {shown}", f"Skipped large SVG file (>1MB): {shown}"
+        )
+    if mime != "image/svg+xml" and looks_binary(data[:4096]):
+        return _binary(shown)
+    return None
+
+
+async def _text(
+    path: Path, files: FileAccess, data: bytes, shown: str
+) -> tuple[FileRead, TextFile] | ToolResult:
+    """The file's text: the editor's (unsaved changes and all) when it holds the file, else the bytes
+    read from the disk."""
+    read = FileRead(data)
+    try:
+        if files.holds_buffers:  # the disk said text; the words are the editor's
+            read = await files.read(path, MAX_FILE_BYTES)
+        return read, decode_text(read.data)
+    except OSError as error:
+        return _read_failure(path, error)
+    except NotTextError:
+        return _binary(shown)
+
+
+def _binary(shown: str) -> ToolResult:
+    return ToolResult(f"Cannot display content of binary file: {shown}", f"Skipped binary file: {shown}")

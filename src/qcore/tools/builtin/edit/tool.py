@@ -42,6 +42,47 @@ def _first_line(text: str, width: int = 30) -> str:
     return line if len(line) <= width else line[:width] + "..."
 
 
+def _texts(params: EditParams, path: Path, file_text: str | None) -> tuple[str, str, str] | ToolResult:
+    """``old_string`` and ``new_string`` as they are matched (LF line endings, a Markdown fence around the
+    new text left out) and the note that says so; or why the new text is refused."""
+    old = params.old_string.replace("\r\n", "\n")
+    new = params.new_string.replace("\r\n", "\n")
+    note = ""
+    inner = unfenced(new, path, file_text)
+    if inner is not None and inner.strip():
+        inner_old = unfenced(old, path, file_text)
+        old = old if inner_old is None else inner_old
+        new = inner + ("\n" if old.endswith("\n") or not old else "")
+        note = "(new_string came inside a Markdown fence; the fence lines were left out.)"
+    if reason := refusal(new, old or None, path, file_text, "new_string"):
+        return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
+    return old, new, note
+
+
+def _cannot_apply(path: Path, existing: Existing | None, old: str, new: str) -> ToolResult | None:
+    """Why the edit cannot apply before any matching: a missing file to change, an existing one to
+    create, or no change at all."""
+    if existing is None:
+        if not old:
+            return None  # a new file
+        return ToolResult.failure(
+            f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.",
+            ToolErrorType.FILE_NOT_FOUND,
+        )
+    if not old:
+        return ToolResult.failure(
+            f"Failed to edit. Attempted to create a file that already exists: {path}. "
+            "To change it, pass the text to replace in old_string; to replace it whole, use write_file.",
+            ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE,
+        )
+    if old == new:
+        return ToolResult.failure(
+            f"No changes to apply: old_string and new_string are identical in {path}.",
+            ToolErrorType.EDIT_NO_CHANGE,
+        )
+    return None
+
+
 class Edit(FileChangeTool[EditParams]):
     """Replaces text in a file. old_string must match the file exactly (including indentation) and only
     once unless replace_all is true. Read the file first. To create a file, pass an empty old_string."""
@@ -67,58 +108,27 @@ class Edit(FileChangeTool[EditParams]):
         existing = await self.existing(path)
         if isinstance(existing, ToolResult):
             return existing
-        old = params.old_string.replace("\r\n", "\n")
-        new = params.new_string.replace("\r\n", "\n")
-        file_text = existing.file.text if existing else None
-        note = ""
-        inner = unfenced(new, path, file_text)
-        if inner is not None and inner.strip():
-            inner_old = unfenced(old, path, file_text)
-            old = old if inner_old is None else inner_old
-            new = inner + ("\n" if old.endswith("\n") or not old else "")
-            note = "(new_string came inside a Markdown fence; the fence lines were left out.)"
-        if reason := refusal(new, old or None, path, file_text, "new_string"):
-            return ToolResult.failure(reason, ToolErrorType.EDIT_PREPARATION_FAILURE)
+        texts = _texts(params, path, existing.file.text if existing else None)
+        if isinstance(texts, ToolResult):
+            return texts
+        old, new, note = texts
+        if (refused := _cannot_apply(path, existing, old, new)) is not None:
+            return refused
         if existing is None:
-            if old:
-                return ToolResult.failure(
-                    f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.",
-                    ToolErrorType.FILE_NOT_FOUND,
-                )
             return Proposal(path, None, new, note)
-        if not old:
-            return ToolResult.failure(
-                f"Failed to edit. Attempted to create a file that already exists: {path}. "
-                "To change it, pass the text to replace in old_string; to replace it whole, use write_file.",
-                ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE,
-            )
-        if old == new:
-            return ToolResult.failure(
-                f"No changes to apply: old_string and new_string are identical in {path}.",
-                ToolErrorType.EDIT_NO_CHANGE,
-            )
+        return self._replace(path, existing, old, new, note, params.replace_all)
+
+    def _replace(
+        self, path: Path, existing: Existing, old: str, new: str, note: str, replace_all: bool
+    ) -> Proposal | ToolResult:
+        """``new`` in place of ``old`` in the file: matched exactly or by the ladder of near-misses, else
+        by a second reading; lines the model did not change keep the file's own spelling."""
         content = existing.file.text
         match = find_matches(content, old)
         if match is None:
-            reading = second_reading(content, old, new)
-            if reading is None:
-                return ToolResult.failure(
-                    f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact "
-                    "text in old_string was not found. Ensure you're not escaping content incorrectly and "
-                    "check whitespace, indentation, and context. Use read_file tool to verify.",
-                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
-                )
-            if isinstance(reading, str):
-                return ToolResult.failure(
-                    f"Failed to edit: old_string is not in {path} as sent, and {reading}, so which change "
-                    "is meant is unclear. No edits made. Read the file with read_file and send old_string "
-                    "exactly as it appears there, with enough context to match once.",
-                    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
-                )
-            found = (reading.spans, reading.news, reading.rung)
-            return self._proposal(path, existing, content, *found, note, old.endswith("\n"))
+            return self._second_reading(path, existing, content, old, new, note)
         count = len(match.spans)
-        if count > 1 and not params.replace_all:
+        if count > 1 and not replace_all:
             return ToolResult.failure(
                 f"Failed to edit: found {count} occurrences of old_string in {path} but replace_all was not "
                 "enabled. Add surrounding lines to old_string so it matches exactly one place, or set "
@@ -134,6 +144,28 @@ class Edit(FileChangeTool[EditParams]):
         return self._proposal(
             path, existing, content, match.spans, news, match.rung, note, old.endswith("\n")
         )
+
+    def _second_reading(
+        self, path: Path, existing: Existing, content: str, old: str, new: str, note: str
+    ) -> Proposal | ToolResult:
+        """``old`` is not in the file as sent: the one place a second reading finds, or why none."""
+        reading = second_reading(content, old, new)
+        if reading is None:
+            return ToolResult.failure(
+                f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made. The exact "
+                "text in old_string was not found. Ensure you're not escaping content incorrectly and "
+                "check whitespace, indentation, and context. Use read_file tool to verify.",
+                ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+            )
+        if isinstance(reading, str):
+            return ToolResult.failure(
+                f"Failed to edit: old_string is not in {path} as sent, and {reading}, so which change "
+                "is meant is unclear. No edits made. Read the file with read_file and send old_string "
+                "exactly as it appears there, with enough context to match once.",
+                ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+            )
+        found = (reading.spans, reading.news, reading.rung)
+        return self._proposal(path, existing, content, *found, note, old.endswith("\n"))
 
     def _proposal(
         self,

@@ -69,8 +69,8 @@ def run_tool(loop: asyncio.AbstractEventLoop, root: Path, raw: dict[str, Any]) -
     async def go() -> None:
         tool = Edit(ToolContext(Workspace([root])))
         params = tool.build(raw)
-        await tool.should_confirm_execute(params, AbortSignal())
-        result = await tool.execute(params, AbortSignal())
+        question = await tool.should_confirm_execute(params, AbortSignal())
+        result = await tool.execute(params, AbortSignal(), approved=question)
         if not result.ok:
             raise RuntimeError(result.llm_content)
 

@@ -23,7 +23,7 @@ from qcore.permissions.rules import RuleSource
 from qcore.permissions.settings_rules import SettingsRuleStore
 from qcore.runtime import SessionConfig, create_session
 from qcore.testing import ScriptedApprover, ScriptedLLM, reply
-from tests.support.sessions import quiet_settings
+from tests.support.sessions import quiet_settings, session_with
 
 BUILT = (Session, ToolScheduler, PermissionPolicy, TurnCheckpoints, ContextKeeper)
 
@@ -158,3 +158,13 @@ def test_only_a_built_sessions_config_makes_children(project: Path) -> None:
     assert made.registry.names == ["list_directory"]
     assert problems == ["tool 'nope' is not available to this session"]
     assert made.approval_mode is ApprovalMode.PLAN  # the parent's policy, mode and all
+
+
+def test_the_editor_front_end_is_its_sessions_approver_from_the_start(project: Path) -> None:
+    from qcli.acp.session import AcpSession
+
+    client: Any = object()  # reached only when an update or a question goes out
+    opened = AcpSession(
+        client, lambda approver: session_with(ScriptedLLM([]), root=project, approver=approver)
+    )
+    assert opened.session.scheduler.approver is opened and opened.id == opened.session.session_id

@@ -1,1 +1,2 @@
-"""The agent loop: a session's turns, the scheduler that runs tool calls, the loop guard, stats."""
+"""The agent loop: what a session is built from (config), the session and its turns (a loop over one
+step), the scheduler that runs tool calls, what the model reads of their results, the loop guard, stats."""

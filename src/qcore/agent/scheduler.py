@@ -5,6 +5,10 @@ call order; nothing executes until every call is scheduled or finished. Executio
 read, search and fetch calls run concurrently, every other call one at a time, in order. Nothing
 raises out of ``run``: every failure becomes an ``error`` call whose message tells the model what to do.
 
+What a question showed is what runs: the question a call was allowed under (answered by the user, in
+their own version when they edited the proposal, or let through by a rule or the mode) stays with the
+call as its ``confirmation`` and is handed to the tool's ``execute`` as ``approved``.
+
 Each running call has its own signal, tied to the turn's: ``cancel_running`` ends the calls running now
 (their partial output reaches the model, marked cancelled) while the turn goes on.
 """

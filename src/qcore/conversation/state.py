@@ -26,8 +26,9 @@ in order, in ``extensions[type]`` and written back by ``snapshot``: the tools th
 add their own events without a new format version. Version 2 added ``compressed``: it rewrites the history,
 so a reader of version 1, which would keep the event aside and replay the whole history, must refuse it.
 
-Not here, on purpose: the diff shown in an edit's question (``FileChangeTool._shown``). It lives from the
-question to the write of one call; a restart ends that call, so there is nothing to resume.
+Not here, on purpose: the diff shown in an edit's question (``ProposedChange``, the call's
+``confirmation``). It lives from the question to the write of one call; a restart ends that call, so
+there is nothing to resume.
 """
 
 from __future__ import annotations

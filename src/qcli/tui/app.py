@@ -19,14 +19,14 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
 from qcli.tui.history import PromptHistory, history_path
-from qcli.tui.keys import AppKeys
+from qcli.tui.keys import SCROLL_KEYS, AppKeys
 from qcli.tui.transcript import Transcript
 from qcli.tui.widgets.approval import ApprovalPanel
 from qcli.tui.widgets.conversation import Conversation, Notice, UserMessage
@@ -59,6 +59,7 @@ class QcliApp(App[int]):
         Binding("shift+tab", "cycle_mode", "approval mode", priority=True, show=False),
         Binding("escape", "cancel_turn", show=False),
         Binding("ctrl+o", "transcript", show=False),
+        *(Binding(key, f"scroll('{how}')", show=False, priority=True) for key, how in SCROLL_KEYS.items()),
     ]
 
     def __init__(
@@ -220,6 +221,7 @@ class QcliApp(App[int]):
     def submit(self, text: str) -> None:
         """What the user sent: a slash command, their own ``!command``, or a prompt (queued while a turn
         runs or the session is being built)."""
+        self.conversation.scroll_end(animate=False)  # back to the end, where the answer comes
         if text.startswith("/") and not text.startswith("//"):
             self._slash_command(text)
         elif text.startswith("!") and len(text) > 1:
@@ -365,6 +367,15 @@ class QcliApp(App[int]):
 
     def action_transcript(self) -> None:
         self.keys.show_transcript()
+
+    def action_scroll(self, how: str) -> None:
+        self.keys.scroll(how)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.keys.can_scroll() if action == "scroll" else True
+
+    def on_key(self, event: events.Key) -> None:
+        self.keys.stray_key(event)
 
     # --- output ------------------------------------------------------------------------------------
 

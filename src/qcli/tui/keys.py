@@ -1,5 +1,9 @@
 """What the app's own keys do: Ctrl+C in layers, Esc (stop the turn; twice: rewind), Ctrl+D, Shift+Tab
-(the approval mode) and Ctrl+O (the transcript).
+(the approval mode), Ctrl+O (the transcript), and the keys that scroll the conversation from the prompt
+(PageUp/PageDown, with or without Shift, and Ctrl+Up/Ctrl+Down).
+
+Typing always reaches the prompt: a printable key that no widget took (focus moved to a card with Tab or a
+click) is put in the prompt, which takes the focus back; only a question on screen keeps the letters.
 
 Textual binds a key to an ``action_*`` method of the app, so ``QcliApp`` keeps the bindings and one-line
 actions; ``AppKeys`` holds the layered behaviour and the timing of double presses, and acts through the
@@ -15,9 +19,23 @@ from typing import TYPE_CHECKING
 from qcli.severity import Severity
 
 if TYPE_CHECKING:
+    from textual import events
+
     from qcli.tui.app import QcliApp
 
-__all__ = ["CTRL_C_WINDOW", "DOUBLE_ESCAPE_SECONDS", "MODE_CYCLE", "AppKeys", "DoublePress"]
+__all__ = ["CTRL_C_WINDOW", "DOUBLE_ESCAPE_SECONDS", "MODE_CYCLE", "SCROLL_KEYS", "AppKeys", "DoublePress"]
+
+SCROLL_KEYS = {
+    "pageup": "page_up",
+    "shift+pageup": "page_up",
+    "pagedown": "page_down",
+    "shift+pagedown": "page_down",
+    "ctrl+up": "up",
+    "ctrl+down": "down",
+}
+"""Keys that scroll the conversation wherever the focus is (the prompt's own cursor keys stay its own)."""
+SCROLL_LINES = 3
+"""Lines one press of Ctrl+Up or Ctrl+Down scrolls."""
 
 CTRL_C_WINDOW = 2.0
 """Seconds within which a second Ctrl+C (with nothing left to stop) leaves."""
@@ -77,12 +95,16 @@ class AppKeys:
         app.notify("Press Ctrl+C again to quit (or Ctrl+D).", timeout=CTRL_C_WINDOW)
 
     def cancel_turn(self) -> None:
-        """Esc: stop the running turn (and drop the queued prompts); twice with no turn, ``/rewind``."""
+        """Esc: bring the focus back to the prompt; stop the running turn (and drop the queued prompts);
+        twice with no turn, ``/rewind``."""
         app = self.app
+        refocused = self.focus_prompt()
         if app.turn_signal is not None and not app.turn_signal.aborted:
             app.pending.clear()
             app.turn_signal.abort("The user cancelled the turn.")
             app.notice("Cancelled.", Severity.WARNING)
+            return
+        if refocused:
             return
         if self.escape.press(time.monotonic()):  # Esc Esc, as in Claude Code: the turns to go back to
             app.submit("/rewind")
@@ -113,3 +135,46 @@ class AppKeys:
         from qcli.tui.widgets.screens import TranscriptScreen
 
         self.app.push_screen(TranscriptScreen(self.app.transcript.lines()))
+
+    # --- the prompt keeps the keyboard -------------------------------------------------------------
+
+    def focus_prompt(self) -> bool:
+        """Give the prompt the focus back (when it is shown and lost it); True when it moved."""
+        app = self.app
+        if not app.prompt_box.display or app.focused is app.prompt or len(app.screen_stack) > 1:
+            return False
+        app.prompt.focus()
+        return True
+
+    def stray_key(self, event: events.Key) -> None:
+        """A key no widget took: a printable one goes to the prompt (unless a question is shown)."""
+        app = self.app
+        if not (event.is_printable and event.character) or app.focused is app.prompt:
+            return
+        if app.approval.display or not app.prompt_box.display or len(app.screen_stack) > 1:
+            return
+        event.stop()
+        app.prompt.focus()
+        app.prompt.insert(event.character)
+
+    # --- scrolling the conversation ----------------------------------------------------------------
+
+    def can_scroll(self) -> bool:
+        """The scroll keys are the conversation's on the main screen, unless a scrollable part of the
+        question (a diff) has the focus."""
+        app = self.app
+        if len(app.screen_stack) > 1:
+            return False
+        focused = app.focused
+        return focused is None or focused is app.approval or app.approval not in focused.ancestors
+
+    def scroll(self, how: str) -> None:
+        conversation = self.app.conversation
+        if how == "page_up":
+            conversation.scroll_page_up(animate=False)
+        elif how == "page_down":
+            conversation.scroll_page_down(animate=False)
+        elif how == "up":
+            conversation.scroll_relative(y=-SCROLL_LINES, animate=False)
+        else:
+            conversation.scroll_relative(y=SCROLL_LINES, animate=False)

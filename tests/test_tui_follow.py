@@ -1,13 +1,19 @@
 """Following the conversation: the scroll keys work from the prompt, sending goes back to the end, and
-typing always reaches the prompt (after Tab or a click on a card too) unless a question is shown."""
+typing always reaches the prompt (after Tab or a click on a card too) unless a question is shown. Signs of
+life: the status line's spinner, seconds and Esc hint, and one retry notice that updates."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from qcore.llm.scripted import reply
+from qcli.tui.widgets.conversation import Notice
+from qcli.tui.widgets.status_line import status_text
+from qcore.llm.openai import OpenAIClient
+from qcore.llm.scripted import ScriptedLLM, reply
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.tui import Project, idle, make_project, question, type_text, until
 
 
@@ -93,3 +99,42 @@ async def test_letters_do_not_reach_the_prompt_while_a_question_is_shown(project
         await pilot.press("z")
         await pilot.pause()
         assert app.prompt.text == "" and app.approval.display
+
+
+async def test_the_status_line_shows_signs_of_life(project: Project) -> None:
+    llm = ScriptedLLM([reply("word " * 300)], chunk_size=5, delay=0.01)
+    app = project.app(llm, "-i", "talk")
+    async with app.run_test() as pilot:
+        line = app.status_line
+
+        def shown() -> str:
+            return status_text(line.status).plain
+
+        await until(pilot, lambda: "writing" in shown())
+        first = shown()
+        assert "Esc to stop" in first and re.search(r"writing \d+s", first)
+        await until(pilot, lambda: shown() != first)  # the spinner turns
+        await idle(pilot)
+        assert "Esc to stop" not in shown()
+
+
+async def test_one_retry_notice_updates_while_the_status_line_counts_down(
+    project: Project, openai_server: ScriptedOpenAIServer
+) -> None:
+    openai_server.script.extend([Reply.error(503), Reply.error(503), Reply.error(503), Reply(text="at last")])
+    client = OpenAIClient(
+        model="test-model",
+        api_key="sk-test",
+        base_url=openai_server.base_url,
+        max_retries=3,
+        backoff_base=0.4,
+        backoff_max=0.4,
+    )
+    app = project.app(client, "-i", "hello")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: "retrying in 1s" in status_text(app.status_line.status).plain)
+        await idle(pilot)
+        retries = [n.text for n in app.conversation.query(Notice) if "request failed" in n.text]
+        assert len(retries) == 1 and "failed 3 times" in retries[0]
+        assert str(app.session.history[-1].content) == "at last"
+    await client.aclose()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -90,6 +91,8 @@ class QcliApp(App[int]):
         self.cards: dict[str, ToolCard] = {}
         self.mcp_states: dict[str, SourceState] = {}
         self.assistant: AssistantTurn | None = None
+        self.retry_notice: Notice | None = None
+        """The notice of the failing request being retried; later retries update it."""
         self.conversation = Conversation()
         self.approval = ApprovalPanel()
         self.prompt_box = PromptBox(PromptHistory(history_path(self.cwd.resolve(), home)))
@@ -248,7 +251,7 @@ class QcliApp(App[int]):
         self.turn_signal = signal = AbortSignal()
         self.conversation.add(UserMessage(text))
         self.transcript.add("user", text)
-        self.status_line.set(busy="thinking")
+        self.status_line.set(busy="reading mentions", since=time.monotonic(), stoppable=True)
         try:
             expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
             for problem in expanded.problems:
@@ -258,7 +261,8 @@ class QcliApp(App[int]):
             await session.send(expanded.text, signal)
         finally:
             self.turn_signal = None
-            self.status_line.set(busy="")
+            self.retry_notice = None
+            self.status_line.set(busy="", since=0.0, retry_at=0.0, stoppable=False)
             self.call_later(self._next_prompt)
 
     @work(group="command", exit_on_error=False)

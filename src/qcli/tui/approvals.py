@@ -21,6 +21,8 @@ __all__ = ["edit_proposal", "show_question"]
 
 async def show_question(app: QcliApp) -> None:
     """Show the approver's first question (or the prompt again when none waits)."""
+    from qcli.tui.widgets.status_line import WAITING_FOR_YOU
+
     question = app.approver.current
     if question is None:
         if app.approval.question is not None:
@@ -34,7 +36,7 @@ async def show_question(app: QcliApp) -> None:
         return
     app.prompt_box.display = False
     await app.approval.ask(question, waiting, _explanation(app, question))
-    app.status_line.set(busy="waiting for you")
+    app.status_line.set(busy=WAITING_FOR_YOU)
 
 
 def _explanation(app: QcliApp, question: Question) -> ShellExplanation | None:

@@ -65,8 +65,10 @@ def show_history(app: QcliApp, messages: Sequence[ChatMessage]) -> None:
 def show_view(app: QcliApp, view: View) -> None:
     match view:
         case Streamed(text=text, thought=True):
+            _doing(app, "thinking")
             _assistant(app).write_reasoning(text)
         case Streamed(text=text):
+            _doing(app, "writing")
             _assistant(app).write(text)
         case AnswerEnded():
             _finish_answer(app)
@@ -77,7 +79,7 @@ def show_view(app: QcliApp, view: View) -> None:
             if card is not None:
                 card.set_output(output)
         case Thinking():
-            app.status_line.set(busy="thinking")
+            _doing(app, "waiting for the model")
         case ContextUsed(tokens=tokens, window=None):
             app.status_line.set(context_tokens=tokens)
         case ContextUsed(tokens=tokens, window=window):
@@ -87,7 +89,9 @@ def show_view(app: QcliApp, view: View) -> None:
             app.notice(f"Approval mode: {mode.value}")
         case SourceChanged():
             _show_source(app, view)
-        case Compressed() | Retrying() | Failure() | LoopStopped():
+        case Retrying():
+            _show_retry(app, view)
+        case Compressed() | Failure() | LoopStopped():
             app.notice(*notice_of(view))
         case TurnEnded():
             for card in list(app.cards.values()):  # calls the engine gave up on
@@ -127,6 +131,31 @@ def source_notice(source: SourceChanged) -> tuple[str, Severity] | None:
         case SourceState.LATE:
             return source.detail, Severity.WARNING
     return None
+
+
+def _doing(app: QcliApp, busy: str) -> None:
+    """What the turn does now, on the status line (set once per change, not per streamed fragment)."""
+    status = app.status_line.status
+    if status.busy != busy or status.retry_at:
+        app.status_line.set(busy=busy, retry_at=0.0)
+        app.retry_notice = None  # the request got through: a later failure is news again
+
+
+def _show_retry(app: QcliApp, view: Retrying) -> None:
+    """One notice per failing request, updated at each retry; the status line counts down."""
+    import time
+
+    text, kind = notice_of(view)
+    app.status_line.set(busy="retrying", retry_at=time.monotonic() + view.delay)
+    if app.retry_notice is not None and app.retry_notice.is_attached:
+        times = f"failed {view.attempt} times ({view.reason})"
+        app.retry_notice.change(f"The model request {times}; trying again in {view.delay:.0f}s.")
+        return
+    from qcli.tui.widgets.conversation import Notice
+
+    app.retry_notice = Notice(text, kind)
+    app.conversation.add(app.retry_notice)
+    app.transcript.add("notice", text, "yellow")
 
 
 def _assistant(app: QcliApp) -> AssistantTurn:

@@ -62,10 +62,19 @@ class Notice(Static):
 
     def __init__(self, text: str, kind: Severity = Severity.INFO) -> None:
         text = visible(text)
-        mark, style = NOTICE_STYLES.get(kind, NOTICE_STYLES[Severity.INFO])
-        super().__init__(Text.assemble((f"{mark} ", style), (text, style)), classes=f"notice -{kind}")
+        super().__init__(self._content(text, kind), classes=f"notice -{kind}")
         self.text = text
         self.kind = kind
+
+    @staticmethod
+    def _content(text: str, kind: Severity) -> Text:
+        mark, style = NOTICE_STYLES.get(kind, NOTICE_STYLES[Severity.INFO])
+        return Text.assemble((f"{mark} ", style), (text, style))
+
+    def change(self, text: str) -> None:
+        """Say something new in the same place (a retry that failed again)."""
+        self.text = visible(text)
+        self.update(self._content(self.text, self.kind))
 
 
 class PrunedMarker(Static):

@@ -1,9 +1,16 @@
 """The line under the prompt: model, approval mode, context used (tokens of the latest request, of the
 model's window), MCP servers, folder and git branch (the model's name, the folder and the branch are
-someone else's strings, shown ``visible``)."""
+someone else's strings, shown ``visible``).
+
+While a turn runs the line leads with signs of life: a spinner, the seconds the turn has taken, what it is
+doing (waiting for the model, writing, running a tool, retrying in N s) and that Esc stops it. A timer
+redraws it while busy and sleeps otherwise.
+"""
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,7 +40,20 @@ class Status:
     folder: str = ""
     branch: str = ""
     busy: str = ""
-    """What is happening now (``thinking``, ``running 2 tools``, ``waiting for you``), or nothing."""
+    """What is happening now (``waiting for the model``, ``running 2 tools``, ``waiting for you``), or
+    nothing."""
+    since: float = 0.0
+    """When the turn began (``time.monotonic()``); 0 when no turn runs."""
+    retry_at: float = 0.0
+    """When a failed request is tried again (``time.monotonic()``), while it waits to be."""
+    stoppable: bool = False
+    """Esc stops what runs."""
+
+
+WAITING_FOR_YOU = "waiting for you"
+"""What the line says while a question waits: the user's move, so no spinner, clock or Esc hint."""
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK_SECONDS = 0.1
 
 
 def tokens(count: int) -> str:
@@ -44,11 +64,28 @@ def tokens(count: int) -> str:
     return str(count)
 
 
-def status_text(status: Status) -> Text:
+def busy_text(status: Status, now: float) -> Text:
+    """``⠹ waiting for the model 12s · Esc to stop``; ``retrying in 8s`` while a retry waits."""
+    text = Text()
+    if status.busy == WAITING_FOR_YOU:
+        return Text(status.busy, "bold magenta")
+    text.append(f"{SPINNER[int(now / TICK_SECONDS) % len(SPINNER)]} ", "magenta")
+    doing = status.busy
+    if status.retry_at > now:
+        doing = f"retrying in {math.ceil(status.retry_at - now)}s"
+    text.append(doing, "bold magenta")
+    if status.since:
+        text.append(f" {int(now - status.since)}s", "magenta")
+    if status.stoppable:
+        text.append(" · Esc to stop", "dim")
+    return text
+
+
+def status_text(status: Status, now: float | None = None) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if status.busy:
-        text.append(f"{status.busy} ", "bold magenta")
-        text.append("│ ", "dim")
+        text.append_text(busy_text(status, time.monotonic() if now is None else now))
+        text.append(" │ ", "dim")
     text.append(visible(status.model), "bold")
     text.append(" │ ", "dim")
     text.append(status.mode, MODE_STYLES.get(status.mode, "bold"))
@@ -86,8 +123,20 @@ class StatusLine(Static):
     def __init__(self) -> None:
         super().__init__(id="status-line")
 
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=not self.status.busy)
+
     def watch_status(self, status: Status) -> None:
         self.update(status_text(status))
+        ticker = getattr(self, "_ticker", None)
+        if ticker is not None:
+            if status.busy and status.busy != WAITING_FOR_YOU:
+                ticker.resume()
+            else:
+                ticker.pause()
+
+    def _tick(self) -> None:
+        self.update(status_text(self.status))
 
     def set(self, **changes: Any) -> None:
         self.status = replace(self.status, **changes)

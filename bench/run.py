@@ -32,6 +32,7 @@ from bench import (
     tui_app,
     tui_diff,
     tui_launch,
+    tui_session,
     tui_stream,
 )
 from bench.common import table
@@ -58,6 +59,7 @@ def main() -> None:
         *tui_launch.rows(),
         *tui_diff.rows(),
         *tui_stream.rows(),
+        *tui_session.rows(),
         *tui_app.rows(),
     ]
     print(f"Python {platform.python_version()} on {platform.machine()}, medians of repeated runs\n")

@@ -304,7 +304,7 @@ async def test_an_open_fence_is_plain_until_it_closes_then_highlighted() -> None
         fence = widget.query_one(OpenFence)
         assert fence.text == code_lines(0, 300)
         assert fence.line_count == 300
-        assert widget.has_class("-fence-open", "-streaming")
+        assert widget.fence_open and widget.streaming
         assert not widget.document.query(MarkdownFence)  # nothing highlighted yet
         assert blocks(widget.document) == [("MarkdownParagraph", "Here it is:")]
 
@@ -314,7 +314,7 @@ async def test_an_open_fence_is_plain_until_it_closes_then_highlighted() -> None
         await pilot.pause()
 
         assert not widget.query(OpenFence)
-        assert not widget.has_class("-fence-open") and not widget.has_class("-streaming")
+        assert not widget.fence_open and not widget.streaming
         code = widget.document.query_one(MarkdownFence)
         assert (code.lexer, code.code) == ("python", code_lines(0, 300).rstrip())
         assert code._highlighted_code.spans  # Pygments styled it

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from qcli.tui.widgets import conversation
 from qcli.tui.widgets.conversation import Notice, PrunedMarker, UserMessage
+from qcli.tui.widgets.scrollback import Scrollback
 from qcli.tui.widgets.tool_card import ToolCard
 from qcore.llm.scripted import reply
 from tests.support.tui import Project, idle, make_project, question, ready, screen_text
@@ -73,10 +75,26 @@ async def test_a_long_session_keeps_only_recent_blocks_mounted(project: Project)
             app.conversation.add(UserMessage(f"message {n}"))
         await pilot.pause()
         mounted = app.conversation.blocks()
-        assert len(mounted) <= app.conversation.max_blocks + 25
+        assert len(mounted) <= app.conversation.max_blocks
         assert isinstance(mounted[-1], UserMessage) and mounted[-1].text == "message 399"
+        assert app.conversation.frozen_blocks + len(mounted) == 401  # the welcome line and the messages
+        lines = [line.strip() for line in app.conversation.query_one(Scrollback).text_lines()]
+        assert "> message 0" in lines and "> message 300" in lines
+        assert not app.conversation.query(PrunedMarker)
+
+
+async def test_past_the_frozen_limit_a_line_says_how_many_blocks_left(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(conversation, "FROZEN_BLOCKS", 50)
+    app = project.app([])
+    async with app.run_test() as pilot:
+        await ready(pilot)
+        for n in range(200):
+            app.conversation.add(UserMessage(f"message {n}"))
+        await pilot.pause()
         marker = app.conversation.query_one(PrunedMarker)
-        assert str(app.conversation.pruned) in str(marker.render())
+        assert app.conversation.pruned > 100 and str(app.conversation.pruned) in str(marker.render())
 
 
 async def test_a_waiting_question_rings_and_titles_the_terminal(project: Project) -> None:

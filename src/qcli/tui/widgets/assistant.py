@@ -7,6 +7,8 @@ come in, so neither part (nor the transcript, which takes the text from here) ho
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
+from rich.text import Text
 from textual.containers import Vertical
 
 from qcli.terminal_text import visible
@@ -24,6 +26,8 @@ class AssistantTurn(Vertical):
         super().__init__(classes="assistant")
         self._reasoning: ReasoningBlock | None = None
         self._markdown: StreamingMarkdown | None = None
+        self.finished = False
+        """Set by ``finish``: the answer is whole (the conversation may then draw it as lines)."""
 
     @property
     def text(self) -> str:
@@ -47,7 +51,19 @@ class AssistantTurn(Vertical):
             self.mount(self._reasoning, before=0 if self.children else None)
         self._reasoning.write(visible(fragment))
 
+    def frozen(self) -> RenderableType:
+        """The answer as Rich draws its Markdown (the reasoning, collapsed on screen, as one line)."""
+        from rich.markdown import Markdown
+
+        parts: list[RenderableType] = []
+        if self._reasoning is not None:
+            parts.append(Text(f"▶ {self._reasoning.title}", "dim italic"))
+        if self.text:
+            parts.append(Markdown(self.text))
+        return Group(*parts)
+
     def finish(self) -> None:
+        self.finished = True
         if self._reasoning is not None:
             self._reasoning.finish()
         if self._markdown is not None and not self._markdown.is_finished:

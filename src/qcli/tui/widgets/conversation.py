@@ -1,7 +1,9 @@
 """The conversation: blocks in order, pinned to the bottom until the user scrolls up.
 
-A long session stays as quick as a short one: past ``max_blocks`` the oldest blocks are unmounted (they
-stay in the transcript, printed on exit and shown by Ctrl+O), and a line at the top says how many.
+A long session stays as quick as a short one: past ``max_blocks`` widgets the oldest finished blocks are
+drawn as lines in a ``Scrollback`` at the top and unmounted (every widget costs each layout; the lines do
+not), down to ``keep_blocks``. Past ``FROZEN_BLOCKS`` in the scrollback the oldest leave the screen for
+good (they stay in the transcript, printed on exit and shown by Ctrl+O) and a line at the top says how many.
 
 A message or notice may quote anything (a resumed session's prompts, a server's error, a file name), so
 its text is made ``visible`` here, where it enters the conversation.
@@ -9,6 +11,10 @@ its text is made ``visible`` here, where it enters the conversation.
 
 from __future__ import annotations
 
+import weakref
+
+from rich.console import RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
@@ -17,9 +23,14 @@ from textual.widgets import Static
 
 from qcli.severity import Severity
 from qcli.terminal_text import visible
+from qcli.tui.widgets.scrollback import Scrollback, frozen_view, is_finished
 
-MAX_BLOCKS = 150
-PRUNE_STEP = 25
+MAX_BLOCKS = 24
+"""Blocks kept as widgets before the oldest become lines."""
+KEEP_BLOCKS = 12
+"""Blocks left as widgets after that."""
+FROZEN_BLOCKS = 1000
+"""Blocks kept as lines; older ones are only in the transcript."""
 USER_MESSAGE_LINES = 12
 
 NOTICE_STYLES = {
@@ -46,9 +57,14 @@ class UserMessage(Static):
         shown = "\n".join(lines[:USER_MESSAGE_LINES])
         content = Text(shown)
         if len(lines) > USER_MESSAGE_LINES:
-            content.append(f"\n… {len(lines) - USER_MESSAGE_LINES} more lines", "dim italic")
+            hidden = len(lines) - USER_MESSAGE_LINES
+            content.append(f"\n… {hidden} more line{'s' if hidden > 1 else ''}", "dim italic")
         super().__init__(content, classes="user-message")
         self.text = text
+
+    def frozen(self) -> RenderableType:
+        shown = self.content if isinstance(self.content, Text) else Text(str(self.content))
+        return Padding(Text.assemble(("> ", "bold"), shown), (1, 0, 0, 0))
 
 
 class Notice(Static):
@@ -84,6 +100,10 @@ class PrunedMarker(Static):
         self.update(f"… {count} earlier blocks are in the transcript (Ctrl+O shows it)")
 
 
+class ConversationScrollback(Scrollback):
+    """The conversation's older blocks, as lines."""
+
+
 class Conversation(VerticalScroll):
     DEFAULT_CSS = """
     Conversation {
@@ -93,11 +113,16 @@ class Conversation(VerticalScroll):
     }
     """
 
-    def __init__(self, max_blocks: int = MAX_BLOCKS) -> None:
+    def __init__(self, max_blocks: int = MAX_BLOCKS, keep_blocks: int = KEEP_BLOCKS) -> None:
         super().__init__(id="conversation")
         self.max_blocks = max_blocks
+        self.keep_blocks = keep_blocks
         self.pruned = 0
+        """Blocks gone from the screen (past the scrollback's ``FROZEN_BLOCKS``)."""
         self._marker: PrunedMarker | None = None
+        self._scrollback: ConversationScrollback | None = None
+        self._leaving: weakref.WeakSet[Widget] = weakref.WeakSet()
+        """Blocks drawn as lines whose removal is under way (``remove_children`` completes later)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -107,21 +132,43 @@ class Conversation(VerticalScroll):
         self._prune()
 
     def blocks(self) -> list[Widget]:
-        return [child for child in self.children if not isinstance(child, PrunedMarker)]
+        """The blocks still mounted as widgets."""
+        return [
+            child
+            for child in self.children
+            if not isinstance(child, (PrunedMarker, Scrollback)) and child not in self._leaving
+        ]
+
+    @property
+    def frozen_blocks(self) -> int:
+        return self._scrollback.block_count if self._scrollback is not None else 0
 
     def _prune(self) -> None:
         blocks = self.blocks()
-        excess = len(blocks) - self.max_blocks
-        if excess < PRUNE_STEP:
+        if len(blocks) <= self.max_blocks:
             return
-        self.pruned += excess
-        self.remove_children(blocks[:excess])
-        if self._marker is None:
-            self._marker = PrunedMarker()
-            self.mount(self._marker, before=0)
-        self._marker.show(self.pruned)
+        old = blocks[: len(blocks) - self.keep_blocks]
+        finished = next((i for i, block in enumerate(old) if not is_finished(block)), len(old))
+        old = old[:finished]  # a block still changing, and all after it, stay widgets
+        if not old:
+            return
+        if self._scrollback is None:
+            self._scrollback = ConversationScrollback()
+            self.mount(self._scrollback, before=0)
+        self._scrollback.extend([frozen_view(block) for block in old])
+        self._leaving.update(old)
+        self.remove_children(old)
+        excess = self._scrollback.block_count - FROZEN_BLOCKS
+        if excess > 0:
+            self._scrollback.drop_oldest(excess)
+            self.pruned += excess
+            if self._marker is None:
+                self._marker = PrunedMarker()
+                self.mount(self._marker, before=0)
+            self._marker.show(self.pruned)
 
     def clear(self) -> AwaitRemove:
         self.pruned = 0
         self._marker = None
+        self._scrollback = None
         return self.remove_children()

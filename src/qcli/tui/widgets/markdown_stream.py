@@ -55,8 +55,9 @@ class StreamingMarkdown(Widget):
     """One assistant answer, streamed as Markdown.
 
     Call ``write(fragment)`` as deltas arrive (cheap, synchronous) and ``finish()`` or ``await stop()``
-    at the end. Updates are coalesced and applied at most once per ``FLUSH_INTERVAL``. The widget has the
-    class ``-streaming`` until it finishes, and ``-fence-open`` while an open fence is shown plain.
+    at the end. Updates are coalesced and applied at most once per ``FLUSH_INTERVAL``. ``streaming`` holds
+    until it finishes, ``fence_open`` while an open fence is shown plain (attributes, not CSS classes: a
+    class change restyles every widget of the document, a fifth of a second in a long answer).
     """
 
     FLUSH_INTERVAL: ClassVar[float] = 1 / 30
@@ -90,7 +91,8 @@ class StreamingMarkdown(Widget):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.add_class("-streaming")
+        self.streaming = True
+        self.fence_open = False
         self._open_links = open_links
         self._pending: list[str] = []
         self._written: list[str] = []
@@ -171,7 +173,7 @@ class StreamingMarkdown(Widget):
                 break
         async with self._lock:
             await self._apply(self._splitter.finish())
-        self.remove_class("-streaming")
+        self.streaming = False
         self.post_message(self.Finished(self))
         self._done.set()
 
@@ -192,7 +194,7 @@ class StreamingMarkdown(Widget):
                 text, closed = [], []
                 self._fence = OpenFence()
                 await self.document.mount(self._fence)
-                self.add_class("-fence-open")
+                self.fence_open = True
         await self._append(text, closed)
 
     async def _append(self, text: list[str], closed: list[str]) -> None:
@@ -206,7 +208,7 @@ class StreamingMarkdown(Widget):
             if closed and self._fence is not None:
                 await self._fence.remove()
                 self._fence = None
-                self.remove_class("-fence-open")
+                self.fence_open = False
             await self.document.append("".join(text))
 
 

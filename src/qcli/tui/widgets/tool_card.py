@@ -128,6 +128,18 @@ class ToolCard(Vertical, can_focus=True):
     def title(self) -> str:
         return visible(self.call.title)
 
+    @property
+    def finished(self) -> bool:
+        """The call ended: the card will not change (the conversation may draw it as lines)."""
+        return self.call.state.terminal
+
+    def frozen(self) -> Text:
+        """The card as shown: its head, and its body as far as it is shown."""
+        body = self._body.content
+        if not self._body.display or not isinstance(body, Text):
+            return self.head_text()
+        return Text.assemble(self.head_text(), "\n", body)
+
     def head_text(self) -> Text:
         mark, label, style = STATES[self.call.state]
         text = Text.assemble((f"{mark} ", style), (self.title, "bold"), " ")

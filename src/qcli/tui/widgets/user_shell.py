@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CONTEXT_CHARS", "SHOWN_LINES", "UserShellBlock", "ended", "for_the_model"]
 
 SHOWN_LINES = 200
+RUNNING = "running…"
 CONTEXT_CHARS = 30_000
 """What of the output goes to the model: the tail, if longer (the whole stays on screen and in the transcript)."""
 
@@ -36,12 +37,16 @@ class UserShellBlock(Static):
 
     output: reactive[str] = reactive("", layout=True)
     """Everything the command wrote so far (stdout and stderr as they came)."""
-    footer: reactive[str] = reactive("running…", layout=True)
+    footer: reactive[str] = reactive(RUNNING, layout=True)
     """How it stands: running, or how it ended."""
 
     def __init__(self, command: str) -> None:
         super().__init__(classes="user-shell")
         self.command = command
+
+    @property
+    def finished(self) -> bool:
+        return self.footer != RUNNING
 
     def render_text(self) -> Text:
         text = Text.assemble(("$ ", "bold"), (visible(self.command), "bold"), "\n")

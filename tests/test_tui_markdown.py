@@ -26,6 +26,7 @@ from qcli.tui.widgets.fences import (
     MarkdownText,
     _merge,
 )
+from qcli.tui.widgets.markdown_document import document_class
 from qcli.tui.widgets.markdown_stream import ReasoningBlock, StreamingMarkdown
 from qcli.tui.widgets.plain_stream import OpenFence, PlainStream
 from tests.support.imports import loaded_after
@@ -179,7 +180,7 @@ def blocks(markdown: Markdown) -> list[tuple[str, ...]]:
 
 
 async def one_shot(text: str, size: tuple[int, int] = (80, 40)) -> tuple[list[tuple[str, ...]], str]:
-    app = Host(lambda: Markdown(text))
+    app = Host(lambda: document_class()(text))  # the answer's document, given the whole text at once
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         return blocks(app.query_one(Markdown)), app.export_screenshot()

@@ -1,10 +1,16 @@
-"""Textual's ``Markdown``, fixed for a document that grows: highlight each fence once, remount lists in part.
+"""Textual's ``Markdown``, fixed for a document that grows: highlight each fence once, remount lists in part,
+draw a table as one widget.
 
 Textual highlights a fence three times while mounting it, and again whenever text appended after it
 makes ``Markdown`` re-parse it; it also remounts a whole top-level list on every append. The document
 class built here looks highlights up in a memo (filled off the event loop by ``prepare_highlight``),
 skips re-rendering a re-parsed fence whose code did not change, and remounts only a list's last item and
 the new ones. ``StreamingMarkdown`` streams into it and ``ReasoningBlock`` renders with it.
+
+A table is one Rich ``Table`` (``answer_table``) in one widget: Textual's grid makes a widget per cell,
+which every layout walks (a dozen tables made each frame of a streamed answer cost a tenth of a second),
+stretches to the full width and rules every row. The parser (``answer_parser``) shows a link's address
+after its text, where a terminal hides it, and draws ``- [ ]`` / ``- [x]`` task items as boxes.
 
 Textual's ``Markdown``, markdown-it and Pygments are imported on first use, so importing this module
 stays cheap.
@@ -13,7 +19,7 @@ stays cheap.
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.content import Content
@@ -57,6 +63,8 @@ def document_class() -> type[Markdown]:
     """
     from textual.widgets import Markdown
 
+    from qcli.tui.widgets.markdown_parts import answer_parser, table_class
+
     fence = _fence_class()
     bullet_list, ordered_list = _list_classes()
 
@@ -67,7 +75,12 @@ def document_class() -> type[Markdown]:
             "code_block": fence,
             "bullet_list_open": bullet_list,
             "ordered_list_open": ordered_list,
+            "table_open": table_class(),
         }
+
+        def __init__(self, markdown: str | None = None, **options: Any) -> None:
+            options.setdefault("parser_factory", answer_parser)
+            super().__init__(markdown, **options)
 
     return AnswerMarkdown
 

@@ -18,7 +18,7 @@ The pieces:
   whenever text appended after it makes ``Markdown`` re-parse it; those are memo hits, and a re-parsed
   fence whose code did not change is not re-rendered. A growing top-level list remounts only its last
   item and the new ones (Textual remounts the whole list per append). Everything written reaches the
-  ``Markdown`` in order, so the finished widget renders exactly as ``Markdown(full_text)``.
+  ``Markdown`` in order, so the finished widget renders exactly as the document given the full text at once.
 - The inner document, Textual's ``Markdown`` with the highlight memo and the list fix, is built in
   ``markdown_document.py``.
 - ``ReasoningBlock`` (``reasoning_block.py``) is a ``Collapsible`` ("Thinking…", then "Thought for N s");

@@ -132,9 +132,10 @@ class AppKeys:
         session.set_approval_mode(ApprovalMode(following))
 
     def show_transcript(self) -> None:
+        from qcli.tui.transcript import entry_view
         from qcli.tui.widgets.screens import TranscriptScreen
 
-        self.app.push_screen(TranscriptScreen(self.app.transcript.lines()))
+        self.app.push_screen(TranscriptScreen([entry_view(entry) for entry in self.app.transcript.entries]))
 
     # --- the prompt keeps the keyboard -------------------------------------------------------------
 

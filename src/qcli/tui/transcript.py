@@ -1,21 +1,20 @@
 """The conversation as plain entries: kept whole while the screen prunes, shown by Ctrl+O, and printed to
 the terminal's normal screen when qcli exits, so it stays in the scrollback.
 
-Entries are made ``visible`` as they are added: both places it is shown are a terminal.
+Both show the same views of the entries (``entry_view``): answers as rendered Markdown (a link with its
+address), tool outputs whole, everything wrapped to the width. Entries are made ``visible`` as they are
+added: both places it is shown are a terminal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
 from qcli.terminal_text import visible
-
-TOOL_OUTPUT_LINES = 12
-"""Lines of a tool's output kept per entry (the model got the whole, truncated by the one rule)."""
 
 
 @dataclass(frozen=True)
@@ -35,10 +34,8 @@ class Transcript:
             self.entries.append(Entry(kind, visible(text), style))
 
     def add_tool(self, mark: str, title: str, description: str, output: str, style: str = "") -> None:
-        lines = output.rstrip("\n").splitlines()
-        if len(lines) > TOOL_OUTPUT_LINES:
-            lines = [f"… {len(lines) - TOOL_OUTPUT_LINES} lines", *lines[-TOOL_OUTPUT_LINES:]]
-        body = "\n".join(f"  {line}" for line in lines)
+        """A call and its whole output (a diff from its first change, a log to its last line)."""
+        body = "\n".join(f"  {line}" for line in output.rstrip("\n").splitlines())
         self.add("tool", f"{mark} {title} {description}".rstrip() + (f"\n{body}" if body else ""), style)
 
     def last_turns(self, turns: int) -> list[Entry]:
@@ -58,16 +55,21 @@ class Transcript:
         return out
 
     def print(self, console: Console, turns: int = 10) -> None:
-        from rich.markdown import Markdown
-
         entries = self.last_turns(turns)
         if len(entries) < len(self.entries):
             console.print(Text(f"… {len(self.entries) - len(entries)} earlier entries not shown", "dim"))
         for entry in entries:
-            if entry.kind == "user":
-                console.print(Rule(style="dim"))
-                console.print(Text("> ", "bold") + Text(entry.text, "bold"))
-            elif entry.kind in ("assistant", "command"):
-                console.print(Markdown(entry.text))
-            else:
-                console.print(Text(entry.text, entry.style or "dim"))
+            console.print(entry_view(entry))
+
+
+def entry_view(entry: Entry) -> RenderableType:
+    """How an entry is drawn: a prompt under a rule, an answer as Markdown, the rest as text."""
+    from rich.markdown import Markdown
+
+    if entry.kind == "user":
+        return Group(Rule(style="dim"), Text("> ", "bold") + Text(entry.text, "bold"))
+    if entry.kind in ("assistant", "command"):
+        return Markdown(entry.text, hyperlinks=False)
+    if entry.kind == "notice":
+        return Text("· " + entry.text, entry.style or "dim")
+    return Text(entry.text, entry.style or "dim")

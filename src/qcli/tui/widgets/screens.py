@@ -1,4 +1,5 @@
-"""Small screens: a yes/no confirmation, the folder-trust question and the whole transcript (Ctrl+O).
+"""Small screens: a yes/no confirmation, the folder-trust question and the whole transcript (Ctrl+O), which
+can be searched.
 
 The two questions, like the approval panel, take keys only after ``KEY_GUARD_SECONDS`` on screen: a
 letter typed before one appeared (``t``, ``y``) never answers it.
@@ -9,16 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Log, Static
+from textual.widgets import Input, Static
 
 from qcli.terminal_text import marked, visible
 from qcli.tui.widgets.key_guard import KeyGuard, add_key
+from qcli.tui.widgets.scrollback import Scrollback
 
 AnswerType = TypeVar("AnswerType")
 
@@ -127,26 +130,68 @@ class TrustScreen(GuardedQuestion[str]):
 
 
 class TranscriptScreen(ModalScreen[None]):
-    """Everything said so far, including what the conversation view pruned; Esc or q closes it."""
+    """Everything said so far, including what the conversation view pruned: answers rendered, tool outputs
+    whole, wrapped. ``/`` searches (Enter or ``n`` finds the next match, ``N`` the one before); Esc closes
+    the search, then the screen."""
 
     DEFAULT_CSS = """
-    TranscriptScreen > Log { border: round $primary; background: $surface; }
+    TranscriptScreen > VerticalScroll { border: round $primary; background: $surface; }
+    TranscriptScreen > Input { dock: bottom; display: none; }
+    TranscriptScreen > Input.-shown { display: block; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,ctrl+o", "close", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "close"),
+        Binding("q,ctrl+o", "close", "close"),
+        Binding("slash,ctrl+f", "search", "search"),
+        Binding("n", "next(False)", "next match"),
+        Binding("N", "next(True)", "previous match"),
+    ]
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, views: Sequence[RenderableType]) -> None:
         super().__init__()
-        self.lines = list(lines)
+        self.view = Scrollback(views, id="transcript-lines")
+        self.scroller = VerticalScroll(self.view)
+        self.search_box = Input(placeholder="search the transcript; Enter finds the next match")
+        self.found: int | None = None
+        """The line of the match shown last."""
 
     def compose(self) -> ComposeResult:
-        log = Log(highlight=False, auto_scroll=True)
-        log.border_title = "Transcript (Esc to close)"
-        yield log
+        self.scroller.border_title = "Transcript · / to search · Esc to close"
+        yield self.scroller
+        yield self.search_box
 
     def on_mount(self) -> None:
-        log = self.query_one(Log)
-        log.write_lines(self.lines)
-        log.focus()
+        self.scroller.anchor()
+        self.scroller.focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_back(self) -> None:
+        if self.search_box.has_class("-shown"):
+            self.search_box.remove_class("-shown")
+            self.scroller.focus()
+            return
+        self.dismiss(None)
+
+    def action_search(self) -> None:
+        self.search_box.add_class("-shown")
+        self.search_box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.view.mark(event.value)
+        self.action_next(False)
+
+    def action_next(self, backwards: bool) -> None:
+        query = self.search_box.value
+        if not query:
+            return
+        start = self.found if self.found is not None else int(self.scroller.scroll_y) - 1
+        found = self.view.find(query, start, backwards=backwards)
+        if found is None:
+            self.scroller.border_subtitle = f"no match for {visible(query)!r}"
+            return
+        self.found = found
+        self.scroller.scroll_to(y=max(0, found - 3), animate=False)
+        self.scroller.border_subtitle = f"line {found + 1} · n next · N previous"

@@ -319,3 +319,10 @@ async def test_an_unasked_command_runs_the_programs_the_analysis_named(
     approved = await run(tool, command="ls && cat /dev/null")  # asked, so run as the user's own shell would
     assert approved.error is None
     assert marker.exists()
+
+
+async def test_a_timeout_with_no_output_does_not_promise_any(tool: RunShellCommand) -> None:
+    result = await run(tool, command="sleep 5", timeout=300)
+    first = result.text().splitlines()[0]
+    assert first == "Command timed out after 300 ms before it could complete. It wrote no output."
+    assert "below" not in str(result.return_display)

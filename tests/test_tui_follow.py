@@ -138,3 +138,41 @@ async def test_one_retry_notice_updates_while_the_status_line_counts_down(
         assert len(retries) == 1 and "failed 3 times" in retries[0]
         assert str(app.session.history[-1].content) == "at last"
     await client.aclose()
+
+
+async def test_a_command_typed_whole_runs_on_the_first_enter(project: Project) -> None:
+    app = project.app([])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await idle(pilot)
+        await type_text(pilot, "/memory add prefers pytest")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Saved to memory" in n.text for n in app.conversation.query(Notice)))
+        assert app.prompt.text == ""
+        await type_text(pilot, "/permissions")  # takes arguments, typed without any
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.prompt.text == "" and not app.prompt_box.menu.display
+        await until(pilot, lambda: bool(app.conversation.query(".command-output")))
+
+
+async def test_the_queued_notice_says_what_was_queued(project: Project) -> None:
+    llm = ScriptedLLM([reply("word " * 300), reply("second answer")], chunk_size=5, delay=0.01)
+    app = project.app(llm, "-i", "talk")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.assistant is not None)
+        await type_text(pilot, "and then tests")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Queued" in n.text for n in app.conversation.query(Notice)))
+        queued = next(n.text for n in app.conversation.query(Notice) if "Queued" in n.text)
+        assert "“and then tests”" in queued
+        await idle(pilot)
+
+
+async def test_the_exit_line_says_how_to_go_on(project: Project) -> None:
+    from qcli.tui.entry import summary_line
+
+    app = project.app([reply("hi")], "-i", "hello")
+    async with app.run_test() as pilot:
+        await idle(pilot)
+        line = summary_line(app).plain
+    assert "to go on: qcli -c" in line and f"qcli -r {app.session.session_id[:12]}" in line

@@ -44,7 +44,9 @@ if TYPE_CHECKING:
     from qcore.events import Event, SourceState
     from qcore.llm.types import LLMClient
 
-__all__ = ["QcliApp"]
+__all__ = ["QcliApp", "queued_preview"]
+
+QUEUED_PREVIEW_CHARS = 60
 
 TRANSCRIPT_STYLES = {Severity.ERROR: "red", Severity.WARNING: "yellow"}
 """How a notice of each severity is printed in the transcript (the rest dim)."""
@@ -234,7 +236,9 @@ class QcliApp(App[int]):
             if self._session is None:
                 self.notice("Starting… your message goes as soon as the session is ready.")
             elif self.turn_signal is not None:
-                self.notice("Queued: it goes when the current turn ends (Esc stops the turn).")
+                self.notice(
+                    f"Queued {queued_preview(text)}: it goes when the current turn ends (Esc stops the turn)."
+                )
             self._next_prompt()
 
     def _next_prompt(self) -> None:
@@ -411,3 +415,12 @@ class QcliApp(App[int]):
                 from qcli.launch import remove_scratch
 
                 remove_scratch(self.launch)
+
+
+def queued_preview(text: str) -> str:
+    """The queued prompt, quoted on one line: its first line, cut to ``QUEUED_PREVIEW_CHARS``."""
+    lines = text.strip().splitlines() or [""]
+    first = lines[0]
+    if len(first) > QUEUED_PREVIEW_CHARS or len(lines) > 1:
+        first = first[: QUEUED_PREVIEW_CHARS - 1].rstrip() + "…"
+    return f"“{first}”"

@@ -25,4 +25,9 @@ def summary_line(app: QcliApp) -> Text:
     if session is None:
         return Text("qcli: no session was started.", "dim")
     session_id = session.session_id[:12]
-    return Text.assemble(("qcli ", "bold"), (f"session {session_id} · ", "dim"), (app.stats.summary(), "dim"))
+    line = Text.assemble(("qcli ", "bold"), (f"session {session_id} · ", "dim"), (app.stats.summary(), "dim"))
+    if any(message.role == "user" for message in session.history):
+        line.append(" · to go on: ", "dim")
+        line.append("qcli -c", "bold")
+        line.append(f" (or qcli -r {session_id})", "dim")
+    return line

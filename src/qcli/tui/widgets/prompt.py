@@ -271,7 +271,7 @@ class PromptBox(Vertical):
     def _complete(self, kind: str, query: str) -> None:
         if kind == "/":
             lowered = query.lower()
-            if any(c.value == f"/{lowered}" for c in self.commands):  # complete already: Enter sends it
+            if any(c.label == f"/{lowered}" for c in self.commands):  # complete already: Enter sends it
                 self.menu.hide()
                 return
             prefix = [c for c in self.commands if c.label[1:].startswith(lowered)]

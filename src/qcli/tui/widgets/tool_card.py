@@ -186,7 +186,7 @@ class ToolCard(Vertical, can_focus=True):
         shown, hidden = cut(body, limit, head=head)
         if hidden:
             hint = "enter or click to expand" if not self.expanded else "the full output is in the transcript"
-            note = (f"… {hidden} more lines ({hint})", "dim italic")
+            note = (f"… {hidden} more line{'s' if hidden > 1 else ''} ({hint})", "dim italic")
             shown = Text.assemble(shown, "\n", note) if head else Text.assemble(note, "\n", shown)
         self._body.update(shown)
         self._body.display = bool(body.plain.strip())

@@ -157,21 +157,21 @@ class CodeInterpreter(BaseTool[CodeInterpreterParams]):
 
     def _finished(self, run: Execution, rendered: _Rendered, timeout_ms: int) -> ToolResult:
         output = rendered.text()
+        so_far = " Output so far is below." if output else " It wrote no output."
         notes = [run.state_lost] if run.state_lost else []
         if run.status == "timeout":
             notes.append(
                 f"The code ran longer than {timeout_ms} ms and was interrupted; the kernel and its variables "
-                "are kept. Output so far is below."
+                f"are kept.{so_far}"
             )
         elif run.status == "cancelled":
             notes.append(
-                "The user cancelled the run and it was interrupted; the kernel and its variables are kept. "
-                "Output so far is below."
+                f"The user cancelled the run and it was interrupted; the kernel and its variables are kept.{so_far}"
             )
         elif run.status == "restarted":
             notes = [
                 run.state_lost
-                or "The kernel was restarted while this code ran; its variables are lost. Output so far is below."
+                or f"The kernel was restarted while this code ran; its variables are lost.{so_far}"
             ]
         elif run.status == "died":
             message = (

@@ -284,12 +284,11 @@ class RunShellCommand(BaseTool[RunShellCommandParams]):
             output = strip_ansi(result.output).lstrip("\n").rstrip()
         report = self._report(params, cwd, output=output, result=result)
         notice = None
+        so_far = " Output so far is below." if output else " It wrote no output."
         if result.timed_out:
-            notice = (
-                f"Command timed out after {timeout_ms} ms before it could complete. Output so far is below."
-            )
+            notice = f"Command timed out after {timeout_ms} ms before it could complete.{so_far}"
         elif result.cancelled:
-            notice = "Command was cancelled by the user before it could complete. Output so far is below."
+            notice = f"Command was cancelled by the user before it could complete.{so_far}"
         if notice:
             return ToolResult(f"{notice}\n{report}", f"{notice}\n{output}" if output else notice)
         if output:

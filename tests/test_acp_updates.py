@@ -7,6 +7,8 @@ from acp.schema import FileEditToolCallContent, ResourceContentBlock, TextConten
 from qcli.acp import updates
 from qcli.acp.agent import prompt_text
 from qcli.acp.server import invalid
+from qcli.event_view import CallView, PastCall
+from qcore.calls import ToolCallState
 from qcore.permissions import ApprovalMode, ApprovalRequest
 from qcore.permissions.rules import RuleSource
 from qcore.tools.base import Kind
@@ -73,3 +75,52 @@ def test_prompt_blocks_become_text_with_mentions() -> None:
 def test_lines_the_sdk_cannot_route_are_named() -> None:
     assert invalid({"jsonrpc": "2.0", "id": 1, "method": "x"}) is None
     assert invalid([1]) and invalid({"id": {}}) and invalid({"method": 3}) and invalid({"jsonrpc": "2.0"})
+
+
+def test_question_titles_name_what_they_are_about() -> None:
+    assert updates.question_title(request()) == "Run npm test -- --watch=false"
+    edit = EditConfirmation("Confirm Edit", "a.py", "/p/a.py", "old\n", "new\n")
+    asked = ApprovalRequest("c2", "edit", "Edit", Kind.EDIT, "a.py", edit, ApprovalMode.DEFAULT, ())
+    assert updates.question_title(asked) == "Edit /p/a.py"
+    long = ExecConfirmation("Run", "echo " + "x" * 300 + "\nsecond line", ("echo",), "/p")
+    asked = ApprovalRequest(
+        "c3", "run_shell_command", "Shell", Kind.EXECUTE, "", long, ApprovalMode.DEFAULT, ()
+    )
+    title = updates.question_title(asked)
+    assert "\n" not in title and len(title) == updates.QUESTION_TITLE_CHARS and title.endswith("…")
+
+
+def test_a_command_in_the_clients_terminal_also_shows_its_output_and_exit_code() -> None:
+    call = CallView(
+        "c1",
+        ToolCallState.SUCCESS,
+        "run_shell_command",
+        "Shell",
+        Kind.EXECUTE,
+        "ls",
+        "{}",
+        "a\nb",
+        None,
+        "Command: ls\nOutput: a\nb\nExit Code: 0",
+        5,
+        False,
+        None,
+        None,
+        {"command": "ls"},
+    )
+    content = updates.progress(call, [], "term-1").content or []
+    assert content[0].type == "terminal"
+    assert "Exit Code: 0" in content[1].content.text  # type: ignore[union-attr]
+
+
+def test_past_calls_keep_their_outcome_and_arguments() -> None:
+    failed = updates.past_call(
+        PastCall("c1", "run_shell_command", '{"command": "rm x"}', "[Operation Cancelled] no"), None
+    )
+    assert failed.status == "failed" and failed.raw_input == {"command": "rm x"}
+    edited = updates.past_call(
+        PastCall("c2", "write_file", '{"file_path": "/p/a", "content": "new"}', "Wrote /p/a"), None
+    )
+    assert edited.status == "completed"
+    assert isinstance((edited.content or [])[0], FileEditToolCallContent)
+    assert updates.past_call(PastCall("c3", "x", "not json", ""), None).raw_input == {"arguments": "not json"}

@@ -227,7 +227,7 @@ def test_a_saved_conversation_becomes_prompts_answers_and_past_calls() -> None:
         Prompted("hello"),
         Streamed("hi"),
         AnswerEnded(),
-        PastCall("c1", "run_shell_command", '{"command": "make"}'),
+        PastCall("c1", "run_shell_command", '{"command": "make"}', "built"),
         PastCall("c2", "ls", "{}"),
     ]
 

@@ -285,6 +285,9 @@ class PastCall:
     call_id: str
     name: str
     arguments: str
+    result: str = ""
+    """What the model read back (``[Operation Cancelled] ...`` and ``Error ...`` for calls that did not
+    succeed); empty when the history has no result for it."""
 
 
 View = (
@@ -391,6 +394,7 @@ def views_of(event: Event) -> tuple[View, ...]:
 def history_views(messages: Sequence[ChatMessage]) -> list[View]:
     """An earlier conversation as views: prompts, whole answers, and each tool call as a past call."""
     shown: list[View] = []
+    results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
     for message in messages:
         text = message.text()
         if message.role == "user":
@@ -398,5 +402,8 @@ def history_views(messages: Sequence[ChatMessage]) -> list[View]:
         elif message.role == "assistant":
             if text:
                 shown += [Streamed(text), AnswerEnded()]
-            shown += [PastCall(call.call_id, call.name, call.arguments) for call in message.tool_calls]
+            shown += [
+                PastCall(call.call_id, call.name, call.arguments, results.get(call.call_id, ""))
+                for call in message.tool_calls
+            ]
     return shown

@@ -27,6 +27,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from qcli.acp.agent import STARTUP_TITLE
 from qcore.execution.sandbox import detect_sandbox, sandbox_warnings
 from tests.e2e.conftest import QCLI, Workdir
 from tests.e2e.test_session_resume import assert_valid, wait_for
@@ -34,8 +35,6 @@ from tests.support.openai_server import Reply
 from tests.support.processes import alive
 
 OLD = '"Hello, " + name'
-STARTUP_REPORT = "qcli:\n"
-"""How qcli's own report opens, sent as one message when a session opens (settings problems, sandbox)."""
 NEW = 'f"Hello, {name}"'
 
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], str | None]
@@ -69,12 +68,17 @@ class RecordingClient:
         ]
 
     def text(self, session_id: str) -> str:
-        """What the session said: the model's words and command output, without qcli's start-up report,
-        whose notices depend on the machine (whether bubblewrap is installed, say)."""
-        return "".join(text for text in self._texts(session_id) if not text.startswith(STARTUP_REPORT))
+        """What the session said: the model's words and command output."""
+        return "".join(self._texts(session_id))
 
     def report(self, session_id: str) -> str:
-        return "".join(text for text in self._texts(session_id) if text.startswith(STARTUP_REPORT))
+        """qcli's start-up notices: a finished card of their own, never message text."""
+        cards = [
+            update
+            for s, update in self.updates
+            if s == session_id and isinstance(update, ToolCallStart) and update.title == STARTUP_TITLE
+        ]
+        return "".join(block.content.text for card in cards for block in card.content or [])
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [update for _, update in self.updates if isinstance(update, kind)]

@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, Client, RequestError
-from acp.helpers import update_agent_message_text
 from acp.schema import (
     AcpMcpServer,
     AgentCapabilities,
@@ -56,6 +55,8 @@ from qcore.settings import McpServerConfig, Settings
 
 _log = logging.getLogger("qcli.acp.server")
 
+STARTUP_TITLE = "qcli: notices at start"
+"""The title of the card that carries what qcli says when a session opens (settings problems, sandbox)."""
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 Block = (
     TextContentBlock
@@ -214,8 +215,8 @@ class QcliAgent:
                 session_update="available_commands_update", available_commands=updates.available_commands()
             )
         )
-        if report := _problems(launch):
-            opened.send(update_agent_message_text(report))
+        if report := _problems(launch):  # a card of its own: clients show message text as the model's words
+            opened.send(updates.notice_card(f"notices-{opened.id}", STARTUP_TITLE, report))
         return opened
 
     def _session(self, session_id: str) -> AcpSession:
@@ -234,7 +235,11 @@ class QcliAgent:
         return SetSessionModeResponse()
 
     async def prompt(self, session_id: str, prompt: list[Block], **kwargs: Any) -> PromptResponse:
-        return await self._session(session_id).prompt(prompt_text(prompt))
+        opened = self._session(session_id)
+        text = prompt_text(prompt)
+        if not text:
+            raise RequestError.invalid_params({"details": empty_prompt_reason(prompt)})
+        return await opened.prompt(text)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         found = self.sessions.get(session_id)
@@ -251,8 +256,19 @@ class QcliAgent:
         self.sessions.clear()
 
 
+def empty_prompt_reason(blocks: Sequence[Block]) -> str:
+    """Why a prompt gave the model nothing to read: no text, or only parts qcli does not take."""
+    kinds = sorted({block.type for block in blocks if not isinstance(block, TextContentBlock)})
+    if kinds:
+        return (
+            f"The prompt has no text qcli can send: it does not take {', '.join(kinds)} parts "
+            "(its prompt capabilities say so). Add text."
+        )
+    return "The prompt is empty: write something to send."
+
+
 def _problems(launch: Launch) -> str:
     lines = [f"- {problem}" for problem in launch.problems]
     if launch.held_back:
         lines.append(held_back_report(launch, "acp"))
-    return ("qcli:\n" + "\n".join(lines) + "\n") if lines else ""
+    return "\n".join(lines) + "\n" if lines else ""

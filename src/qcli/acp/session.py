@@ -226,8 +226,12 @@ class AcpSession:
     async def prompt(self, text: str) -> PromptResponse:
         if self._turn is not None:
             raise RequestError.invalid_request({"details": "A prompt is already running in this session."})
-        if text.startswith("/") and find_command(text[1:].split(" ", 1)[0].strip()) is not None:
-            await run_command(self, text)
+        command = find_command(text[1:].split(" ", 1)[0].strip()) if text.startswith("/") else None
+        if command is not None:
+            if command.name == "help":
+                self.show(updates.help_text())
+            else:
+                await run_command(self, text)
             await self.flush()
             return PromptResponse(stop_reason="end_turn")
         self._turn = signal = AbortSignal()
@@ -317,21 +321,15 @@ class AcpSession:
         """The editor keeps its own transcript; the model's history is what was cleared."""
 
     def show_history(self, messages: Sequence[ChatMessage]) -> None:
-        """The editor shows what it is sent: prompts, answers, and each past call as a finished card."""
+        """The editor shows what it is sent: prompts, answers, and each past call as a finished card with its
+        true outcome, kind and arguments."""
         for view in history_views(messages):
             match view:
                 case Prompted(text=text) if text:
                     chunk = updates.text(text).content
                     self.send(UserMessageChunk(session_update="user_message_chunk", content=chunk))
-                case PastCall(call_id=call_id, name=name, arguments=arguments):
-                    start = ToolCallStart(
-                        session_update="tool_call",
-                        tool_call_id=call_id,
-                        title=name,
-                        status="completed",
-                        raw_input=arguments,
-                    )
-                    self.send(start)
+                case PastCall(name=name):
+                    self.send(updates.past_call(view, self.session.registry.get(name)))
                 case Streamed():
                     self._show(view)
 

@@ -8,7 +8,8 @@ card; a command is shown whole; a finished call carries what its result displays
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
     AgentPlanUpdate,
@@ -29,14 +30,18 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from qcli.commands.host import markdown_table
 from qcli.commands.table import COMMANDS
-from qcli.event_view import CallView
+from qcli.event_view import CallView, PastCall
 from qcore.calls import ToolCallState
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.text.diffs import FileDiff
 from qcore.tools.confirmation import ConfirmationDetails
 from qcore.tools.results import TodoListDisplay, ToolResultDisplay, display_text
+
+if TYPE_CHECKING:
+    from qcore.tools.base import AnyTool
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 Status = Literal["pending", "in_progress", "completed", "failed"]
@@ -151,11 +156,12 @@ def progress(
     call: CallView, locations: list[ToolCallLocation], terminal_id: str | None = None
 ) -> ToolCallProgress:
     """A later state of a call: its status, and once finished what it shows (or why it failed). A call
-    that runs in the client's terminal (``terminal_id``) keeps showing it, and why it failed if it did."""
+    that runs in the client's terminal (``terminal_id``) keeps showing it, and once finished its output and
+    exit code as text as well."""
     content: list[Content] | None = None
-    if terminal_id is not None:
+    if terminal_id is not None:  # the output and the exit code too, for clients that show only an id
         content = [terminal(terminal_id)]
-        if call.state.terminal and call.state is not ToolCallState.SUCCESS:
+        if call.state.terminal:
             content.append(text(call.response))
     elif call.state.terminal:
         if call.state is ToolCallState.SUCCESS and call.display is not None:
@@ -195,6 +201,17 @@ def modes(current: ApprovalMode) -> SessionModeState:
     )
 
 
+def help_text() -> str:
+    """``/help`` in an editor: the commands it can run; no terminal keys, and no ``/quit`` (the editor
+    ends the agent)."""
+    rows = [(f"`/{c.name}{' ' + c.usage if c.usage else ''}`", c.summary) for c in ACP_COMMANDS]
+    return (
+        "### Commands\n\n"
+        + markdown_table(("command", "does"), rows)
+        + "\n\n`@path` in a prompt attaches a file; the editor's own keys stop a turn and approve calls."
+    )
+
+
 def available_commands() -> list[AvailableCommand]:
     return [
         AvailableCommand(
@@ -225,11 +242,50 @@ def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
     return options
 
 
+QUESTION_TITLE_CHARS = 120
+"""A question's title names what it is about, cut to this many characters (the content has it whole)."""
+
+
+def question_title(request: ApprovalRequest) -> str:
+    """What a question is about, in its title: the command, the file, the server's tool, the page; a
+    client that shows only the title still shows what is being approved."""
+    details = request.details
+    match details.type:
+        case "exec":
+            subject = f"Run {details.command.strip()}"
+        case "edit":
+            subject = f"{request.display_name} {details.file_path}"
+        case "code":
+            subject = f"Run {details.language} code: {details.code.strip()}"
+        case "mcp":
+            subject = f"{details.tool_display_name} from MCP server {details.server_name}"
+        case "info":
+            subject = f"{request.display_name} {' '.join(details.urls) or details.prompt}"
+        case _:
+            subject = f"{request.display_name}: {details.title}"
+    subject = " ".join(subject.split())  # one line
+    if len(subject) > QUESTION_TITLE_CHARS:
+        subject = subject[: QUESTION_TITLE_CHARS - 1] + "…"
+    return subject
+
+
+def notice_card(call_id: str, title: str, body: str) -> ToolCallStart:
+    """qcli's own news (start-up notices) as a finished card of its own: not the model's words."""
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call_id,
+        title=title,
+        kind="other",
+        status="completed",
+        content=[text(body)],
+    )
+
+
 def question(request: ApprovalRequest, locations: list[ToolCallLocation]) -> ToolCallUpdate:
     """The call a permission request is about, with the whole change or command."""
     return ToolCallUpdate(
         tool_call_id=request.call_id,
-        title=f"{request.display_name}: {request.details.title}",
+        title=question_title(request),
         kind=request.kind.value,
         status="pending",
         content=details_content(request.details),
@@ -251,3 +307,62 @@ def decision(option_id: str | None, request: ApprovalRequest) -> Decision:
     if option_id is None:
         return Decision.reject("The user cancelled the request.")
     return Decision.reject()
+
+
+PAST_RESULT_CHARS = 4000
+"""A past call's result is shown up to this many characters (the model read it whole)."""
+
+
+def past_call(view: PastCall, tool: AnyTool | None) -> ToolCallStart:
+    """A call of a loaded session as a finished card: its tool's title and kind, whether it succeeded
+    (from what the model read back), its arguments as an object, an edit as a diff."""
+    raw = _arguments(view.arguments)
+    kind, title = "other", view.name
+    if tool is not None:
+        kind, title = tool.kind.value, tool.display_name
+        try:
+            description = tool.get_description(tool.parse_params(raw))
+        except Exception:  # arguments the tool refused: the card shows its name
+            description = ""
+        if description:
+            title = f"{title}: {description}"
+    failed = view.result.startswith(("[Operation Cancelled]", "Error"))
+    content: list[Content] = [] if failed else _argument_diff(raw)
+    if view.result:
+        shown = view.result
+        if len(shown) > PAST_RESULT_CHARS:
+            shown = shown[:PAST_RESULT_CHARS] + f"\n… {len(shown) - PAST_RESULT_CHARS} more characters"
+        content.append(text(shown))
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=view.call_id,
+        title=title,
+        kind=kind,  # type: ignore[arg-type]
+        status="failed" if failed else "completed",
+        content=content or None,
+        raw_input=raw,
+    )
+
+
+def _arguments(arguments: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {"arguments": arguments}
+    return parsed if isinstance(parsed, dict) else {"arguments": parsed}
+
+
+def _argument_diff(raw: dict[str, Any]) -> list[Content]:
+    """An edit's change as the arguments give it (the file may have moved on since)."""
+    path = raw.get("file_path")
+    if not isinstance(path, str):
+        return []
+    if isinstance(raw.get("old_string"), str) and isinstance(raw.get("new_string"), str):
+        return [
+            FileEditToolCallContent(
+                type="diff", path=path, old_text=raw["old_string"], new_text=raw["new_string"]
+            )
+        ]
+    if isinstance(raw.get("content"), str):
+        return [FileEditToolCallContent(type="diff", path=path, old_text=None, new_text=raw["content"])]
+    return []

@@ -63,7 +63,7 @@ def document_class() -> type[Markdown]:
     """
     from textual.widgets import Markdown
 
-    from qcli.tui.widgets.markdown_parts import answer_parser, table_class
+    from qcli.tui.widgets.answer_parts import answer_parser, table_class
 
     fence = _fence_class()
     bullet_list, ordered_list = _list_classes()

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from qcli.tui.widgets.markdown_parts import answer_parser, rich_table
+from qcli.tui.widgets.answer_parts import answer_parser, rich_table
 
 
 def inline_text(markdown: str) -> list[str]:

@@ -308,3 +308,13 @@ async def test_always_is_not_offered_for_an_untrusted_project(untrusted: Project
     async with trusted.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         assert set(trusted.approval.scopes.values()) == {"session", "project", "user"}
+
+
+async def test_mcp_in_an_untrusted_folder_says_its_servers_are_held_back(untrusted: Project) -> None:
+    app = untrusted.app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await answer_trust(pilot, "n")  # not now
+        app.submit("/mcp")
+        await until(pilot, lambda: "Held back" in screen_text(app))
+        text = screen_text(app)
+        assert "MCP server 'helper'" in text and "No MCP servers" not in text and "trustedFolders.json" in text

@@ -61,3 +61,21 @@ def test_a_broken_file_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         set_member(path, ("mcpServers", "fs"), SERVER)
     assert path.read_text() == '{"mcpServers": {'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "model": {"name": "x"},\n}\n',
+        '{"model": {"name": "x"},}',
+        '{\n  "model": {"name": "x"}, // a, b\n}\n',
+    ],
+    ids=["own-line", "one-line", "comment"],
+)
+def test_a_top_level_trailing_comma_is_kept_single(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    set_member(path, ("mcpServers", "foo"), {"command": "echo"})
+    written = path.read_text()
+    assert ",," not in written
+    assert parse_jsonc(written) == {"model": {"name": "x"}, "mcpServers": {"foo": {"command": "echo"}}}

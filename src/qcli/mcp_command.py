@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,42 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (add, remove):
         sub.add_argument("-s", "--scope", choices=("project", "user"), default="project")
     return parser
+
+
+_HELD_SERVER = re.compile(r"MCP server '([^']*)'")
+"""How a held-back MCP server's line begins (``MCP server 'name': command``)."""
+
+
+@dataclass(frozen=True)
+class HeldServers:
+    """The project's MCP servers that do not start because its folder is not trusted."""
+
+    reason: str
+    folder: str
+    servers: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        return [
+            f"Held back, because this folder is not trusted ({self.reason}):",
+            *(f"  {server}" for server in self.servers),
+            f'To trust it: start qcli here and answer its question with t, or add "{self.folder}": '
+            '"TRUST_FOLDER" to ~/.qwen/trustedFolders.json.',
+        ]
+
+
+def held_back_servers(cwd: Path, shown: frozenset[str] = frozenset()) -> HeldServers | None:
+    """What of the project's MCP servers is held back (leaving out ``shown``, servers running anyway)."""
+    from qcore.settings import load_settings
+
+    loaded = load_settings(cwd)
+    held = []
+    for item in map(str, loaded.held_back):
+        match = _HELD_SERVER.match(item)
+        if match is not None and match.group(1) not in shown:
+            held.append(item)
+    if not held or loaded.trust is None:
+        return None
+    return HeldServers(loaded.trust.reason, str(loaded.trust.folder), tuple(held))
 
 
 def settings_file(scope: str, cwd: Path) -> Path:
@@ -152,13 +190,18 @@ async def _list(cwd: Path) -> int:
     loaded = load_settings(cwd)
     for problem in loaded.problems:
         sys.stderr.write(f"qcli mcp: settings: {visible(str(problem))}\n")
-    for held in loaded.held_back:
-        sys.stderr.write(f"qcli mcp: held back (folder not trusted): {visible(str(held))}\n")
+    for item in loaded.held_back:
+        if not _HELD_SERVER.match(str(item)):
+            sys.stderr.write(f"qcli mcp: held back (folder not trusted): {visible(str(item))}\n")
     manager = McpManager.from_settings(loaded.settings, cwd)
     async with manager:
         statuses = await manager.wait_ready()
+    held = held_back_servers(cwd, frozenset(status.name for status in statuses))
+    if held is not None:
+        print(visible("\n".join(held.lines())))
     if not statuses:
-        print("No MCP servers configured.")
+        if held is None:
+            print("No MCP servers configured.")
         return EXIT_OK
     for status in statuses:
         where = status.command or status.url or ""

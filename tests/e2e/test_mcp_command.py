@@ -55,3 +55,14 @@ def test_user_scope_writes_the_user_file(workdir: Workdir, qcli: Runner) -> None
     assert user["mcpServers"]["web"] == {"httpUrl": "https://example.org/mcp", "headers": {"X-Key": "1"}}
     assert not (workdir.root / ".qwen" / "settings.json").exists()
     assert qcli("mcp", "add", "--url", "http://x", "both", "cmd").returncode == 2  # a URL or a command
+
+
+def test_list_in_an_untrusted_folder_says_the_servers_are_held_back(workdir: Workdir, qcli: Runner) -> None:
+    trusted = workdir.home / ".qwen" / "trustedFolders.json"
+    trusted.unlink()
+    assert qcli("mcp", "add", "foo", "echo", "hi").returncode == 0
+    listed = qcli("mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "No MCP servers configured" not in listed.stdout
+    assert "not trusted" in listed.stdout and "MCP server 'foo': echo hi" in listed.stdout
+    assert "trustedFolders.json" in listed.stdout and str(workdir.root) in listed.stdout

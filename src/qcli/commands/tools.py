@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from qcli.commands.host import markdown_table
+from qcli.mcp_command import HeldServers, held_back_servers
 from qcli.severity import Severity
 
 if TYPE_CHECKING:
@@ -48,8 +49,13 @@ async def tools(host: CommandHost, args: str) -> None:
 async def mcp(host: CommandHost, args: str) -> None:
     sources = host.session.tool_sources
     manager = getattr(sources, "mcp", None) if sources is not None else None
+    held = held_back_servers(
+        host.session.cwd, frozenset(s.name for s in manager.statuses()) if manager else frozenset()
+    )
     if sources is None or manager is None:
-        host.show("No MCP servers are configured (`mcpServers` in settings).")
+        host.show(
+            _held_markdown(held) if held else "No MCP servers are configured (`mcpServers` in settings)."
+        )
         return
     words = shlex.split(args)
     if words[:1] == ["reconnect"]:
@@ -71,7 +77,14 @@ async def mcp(host: CommandHost, args: str) -> None:
             tail = "\n".join(status.stderr_tail[-8:])
             parts.append(f"\n```text\n{tail}\n```")
     parts.append("\n`/mcp reconnect [NAME]` tries again.")
+    if held:
+        parts.append("\n" + _held_markdown(held))
     host.show("\n".join(parts))
+
+
+def _held_markdown(held: HeldServers) -> str:
+    first, *servers, trust = held.lines()
+    return "\n".join([first, "", *(f"- `{server.strip()}`" for server in servers), "", trust])
 
 
 async def kernel(host: CommandHost, args: str) -> None:

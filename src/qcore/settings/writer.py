@@ -187,9 +187,14 @@ def _append_entry(text: str, blank: str, last_end: int, container_end: int, inde
     entry it was written about."""
     line_end = _line_end(blank, last_end)
     rest = blank[last_end:line_end]
+    # A trailing comma is blanked like a comment; the text still has it (a comment would start with /).
+    trailing = text[last_end:line_end].lstrip(" \t\r").startswith(",")
     if line_end < container_end and not rest.strip(" \t\r,"):
-        comma = "" if "," in rest else ","
+        comma = "" if trailing or "," in rest else ","
         return text[:last_end] + comma + text[last_end:line_end] + f"\n{indent}{entry}" + text[line_end:]
+    if trailing:
+        after_comma = text.index(",", last_end) + 1
+        return text[:after_comma] + f"\n{indent}{entry}" + text[after_comma:]
     return text[:last_end] + f",\n{indent}{entry}" + text[last_end:]
 
 

@@ -317,4 +317,6 @@ async def test_mcp_in_an_untrusted_folder_says_its_servers_are_held_back(untrust
         app.submit("/mcp")
         await until(pilot, lambda: "Held back" in screen_text(app))
         text = screen_text(app)
-        assert "MCP server 'helper'" in text and "No MCP servers" not in text and "trustedFolders.json" in text
+        assert (
+            "MCP server 'helper'" in text and "No MCP servers" not in text and "trustedFolders.json" in text
+        )

@@ -183,3 +183,16 @@ async def test_global_memory_asks_in_auto_edit_and_despite_allow_rules(
     [asked] = approver.requests
     assert "global memory" in (asked.details.protection or "") and asked.suggested_rules == ()
     assert second.state is ToolCallState.SUCCESS  # the project's memory is an edit like any other
+
+
+async def test_the_users_own_rewrite_in_the_question_is_what_gets_saved(root: Path, home: Path) -> None:
+    (root / "QWEN.md").write_text("# P\n")
+    tool = memory_tool(root, home)
+    params = tool.build({"fact": "use tabs"})
+    edited = tool.modified_params(params, "# P\r\n\r\nUse spaces, four of them.\r\n")
+    question = await tool.should_confirm_execute(edited, AbortSignal())
+    assert isinstance(question, EditConfirmation)
+    assert question.new_content == "# P\n\nUse spaces, four of them.\n"
+    result = await tool.execute(edited, AbortSignal(), approved=question)
+    assert result.ok and (root / "QWEN.md").read_text() == "# P\n\nUse spaces, four of them.\n"
+    assert "content" not in tool.parameter_schema["properties"]  # the model cannot send a whole file

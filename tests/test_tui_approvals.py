@@ -246,3 +246,23 @@ async def test_questions_queue_and_none_is_lost(project: Project) -> None:
         await until(pilot, lambda: all(a.done() for a in answers))
         await until(pilot, lambda: not app.approval.display)
     assert [a.result().outcome.value for a in answers] == ["proceed_once", "cancel", "proceed_once"]
+
+
+async def test_save_memory_edited_in_the_editor_keeps_the_users_text(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editor = project.home / "memory-editor.sh"
+    editor.write_text("#!/bin/sh\nprintf '# Notes\\n\\nAlways four spaces.\\n' > \"$1\"\n")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.delenv("VISUAL", raising=False)
+    steps = [reply("", ("save_memory", {"fact": "use tabs", "scope": "project"})), reply("noted")]
+    app = project.app(steps, "-i", "remember")
+    async with app.run_test() as pilot:
+        await question(pilot, "edit")
+        await pilot.press("e")
+        await until(pilot, lambda: "four spaces" in app.approval.question.request.details.new_content)  # type: ignore[union-attr]
+        await question(pilot, "edit")
+        await pilot.press("y")
+        await idle(pilot)
+    assert (project.root / "QWEN.md").read_text() == "# Notes\n\nAlways four spaces.\n"

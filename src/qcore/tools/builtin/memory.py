@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from qcore.abort import AbortSignal
 from qcore.files.access import DISK, FileAccess
@@ -76,6 +76,9 @@ class SaveMemoryParams(ToolParams):
         description="project: this project's context file (default). global: the user's file in ~/.qwen, "
         "for preferences that hold in every project.",
     )
+    _content: str | None = PrivateAttr(default=None)
+    """The whole memory file as the user rewrote it in the approval dialog (never from the model: it is no
+    field), written in place of the file with the fact added."""
 
 
 class SaveMemory(FileChangeTool[SaveMemoryParams]):
@@ -101,7 +104,7 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         return self.workspace.root / context_file_name(names.file_names if names else None)
 
     def validate_tool_param_values(self, params: SaveMemoryParams) -> str | None:
-        if not clean_fact(params.fact):
+        if not clean_fact(params.fact) and params._content is None:
             return "The fact is empty; give the statement to remember."
         path = self.memory_path(params.scope)
         if path.is_dir():
@@ -133,7 +136,16 @@ class SaveMemory(FileChangeTool[SaveMemoryParams]):
         existing = await self.existing(path)
         if isinstance(existing, ToolResult):
             return existing
+        if params._content is not None:
+            return Proposal(path, existing, params._content)
         return Proposal(path, existing, add_memory(existing.file.text if existing else "", params.fact))
+
+    def modified_params(self, params: SaveMemoryParams, content: str) -> SaveMemoryParams:
+        """The memory file as the user rewrote it in the approval dialog: written as they saved it (after
+        another look at the diff), where the fact alone could not say it."""
+        edited = SaveMemoryParams(fact=params.fact, scope=params.scope)
+        edited._content = content.replace("\r\n", "\n")
+        return edited
 
     def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
         """An append does not depend on what the model last saw of the file (it may never have read it,

@@ -36,3 +36,11 @@ def test_a_denial_is_said_once_with_what_would_allow_it() -> None:
     text = err.getvalue()
     assert text.count("[denied] edit app.py: a => b") == 2
     assert text.count("needs approval") == 1 and text.count("--approval-mode auto-edit") == 1
+
+
+def test_an_ask_rule_hint_suggests_no_flag_that_cannot_help() -> None:
+    from qcli.hints import unasked_hint
+
+    hint = unasked_hint(Unasked(ApprovalMode.YOLO, ("run_shell_command",), "ask run_shell_command [user]"))
+    assert "ask run_shell_command [user]" in hint and "remove or narrow" in hint
+    assert "allow it with" not in hint and "--allowed-tools '" not in hint

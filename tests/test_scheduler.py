@@ -257,3 +257,15 @@ async def test_a_cancel_does_not_wait_for_the_snapshot_before_changes(tmp_path: 
     signal.abort("cancelled by the user")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED and h.shell.ran == []
+
+
+async def test_an_ask_rule_without_anyone_to_ask_names_the_rule_not_the_modes(tmp_path: Path) -> None:
+    from qcore.permissions.rules import Rule, RuleKind, RuleSource
+
+    h = Harness(tmp_path, mode=ApprovalMode.YOLO)
+    h.policy.rules.append(Rule(RuleKind.ASK, "run_shell_command", RuleSource.USER))
+    [done] = await h.scheduler.run([call("1", "run_shell_command", command="ls")], AbortSignal())
+    assert h.shell.ran == []
+    assert done.unasked is not None and "ask run_shell_command" in done.unasked.ask_rule
+    text = done.response_text()
+    assert "asks first" in text and "approval mode yolo" not in text and "permissions.allow" not in text

@@ -68,7 +68,13 @@ def with_hint(message: str, kind: str, front: FrontEnd) -> str:
 
 
 def unasked_hint(unasked: Unasked) -> str:
-    """For ``-p``: the flags that would let a refused call run."""
+    """For ``-p``: the flags that would let a refused call run; none when an ask rule stops it (no flag
+    gets past one)."""
+    if unasked.ask_rule:
+        return (
+            f"the rule {unasked.ask_rule} asks first whatever the approval mode or --allowed-tools, and there "
+            "is no one to ask here; remove or narrow that rule in settings to run such calls with -p"
+        )
     modes = "--approval-mode auto-edit or --yolo" if unasked.mode is ApprovalMode.AUTO_EDIT else "--yolo"
     rules = " ".join(f"--allowed-tools '{rule}'" for rule in unasked.rules)
     return f"it needs approval and there is no one to ask here; allow it with {modes}" + (

@@ -39,6 +39,9 @@ class Unasked:
     """The least permissive approval mode that runs it unasked."""
     rules: tuple[str, ...]
     """Allow rules that would cover it."""
+    ask_rule: str = ""
+    """The ask rule that puts the question (described, with its source): no mode and no allow rule gets
+    past it, so ``mode`` and ``rules`` do not help; empty when none matches."""
 
 
 @dataclass(frozen=True)

@@ -378,7 +378,13 @@ class PermissionPolicy:
     ) -> str:
         """Why a call that needs a question is refused when nobody can answer, and what would allow it
         (the front end says how to get there in its own terms, from ``unattended_remedy``)."""
-        mode, rules = self.unattended_remedy(tool, details, subject)
+        mode, rules, ask_rule = self.unattended_remedy(tool, details, subject)
+        if ask_rule:
+            return (
+                f'Permission to run "{tool.name}" was not granted: the rule {ask_rule} asks first, in every '
+                "approval mode and over allow rules, and this session cannot ask (non-interactive). Remove or "
+                "narrow that rule to let such calls run unattended."
+            )
         modes = "auto-edit or yolo" if mode is ApprovalMode.AUTO_EDIT else "yolo"
         listed = ", ".join(f'"{rule}"' for rule in rules)
         why = f" ({protected(details)})" if protected(details) else ""
@@ -393,11 +399,14 @@ class PermissionPolicy:
 
     def unattended_remedy(
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
-    ) -> tuple[ApprovalMode, tuple[str, ...]]:
-        """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
+    ) -> tuple[ApprovalMode, tuple[str, ...], str]:
+        """The least permissive mode that runs the call unasked, the allow rules that would cover it, and
+        the ask rule (described) that puts the question whatever the mode and rules, if one matches."""
+        asked = self._match(self._rules(RuleKind.ASK, tool), subject) if details is not None else None
+        ask_rule = asked.describe() if asked is not None else ""
         if protected(details):
-            return ApprovalMode.YOLO, ()
+            return ApprovalMode.YOLO, (), ask_rule
         rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)
         if not rules and (subject is None or subject.uncoverable() is None):
             rules = [tool.name]
-        return mode_that_allows(tool, details), tuple(rules)
+        return mode_that_allows(tool, details), tuple(rules), ask_rule

@@ -37,6 +37,8 @@ KEEP = 0.4
 """Share of the room (the threshold less the system prompt and tool declarations) kept word for word."""
 SUMMARY_SHARE, OUTCOMES_SHARE = 0.25, 0.1
 """Shares of the room for the summary and the list of tool outcomes (each also capped in tokens)."""
+LATEST_SHARE = 0.25
+"""Share of the room for the user's latest request when it goes into the note (kept whole if it fits)."""
 SUMMARY_CAP, OUTCOMES_CAP = 8_000, 4_000
 MESSAGE_CLIP = 2_000
 """Characters of one message shown to the summariser (a long tool output is cut in the middle)."""
@@ -121,7 +123,8 @@ class ContextKeeper:
             return Fit(False, before)
         outcomes = outcome_lines(older, min(OUTCOMES_CAP, int(room * OUTCOMES_SHARE)) * BYTES_PER_TOKEN)
         latest = None if any(m.role == "user" for m in history[split:]) else last_request(older)
-        state.compress(len(older), summary_message(summary, outcomes, latest))
+        latest_limit = max(MESSAGE_CLIP, int(room * LATEST_SHARE) * BYTES_PER_TOKEN)
+        state.compress(len(older), summary_message(summary, outcomes, latest, latest_limit))
         after = self.tokens(state.history, tools)
         event = ContextCompressed(before, after, len(older), summary is not None, note)
         self.events.emit(event)
@@ -254,7 +257,11 @@ def last_request(messages: Sequence[ChatMessage]) -> str | None:
     return next((m.text() for m in reversed(messages) if m.role == "user" and m.text()), None)
 
 
-def summary_message(summary: str | None, outcomes: Sequence[str], latest: str | None) -> ChatMessage:
+def summary_message(
+    summary: str | None, outcomes: Sequence[str], latest: str | None, latest_limit: int = MESSAGE_CLIP
+) -> ChatMessage:
+    """The note in place of the older turns. The latest request is kept whole when it fits in
+    ``latest_limit`` characters, and only then called word for word; else its middle is cut, and said so."""
     parts = [HEADER]
     if summary is not None:
         parts.append("## Summary of the earlier conversation\n\n" + summary)
@@ -264,6 +271,11 @@ def summary_message(summary: str | None, outcomes: Sequence[str], latest: str | 
         parts.append(
             "## Tool calls already made (do not repeat the ones that succeeded)\n\n" + "\n".join(outcomes)
         )
-    if latest is not None:
-        parts.append("## The user's latest request, word for word\n\n" + clip(latest, MESSAGE_CLIP))
+    if latest is not None and len(latest) <= latest_limit:
+        parts.append("## The user's latest request, word for word\n\n" + latest)
+    elif latest is not None:
+        parts.append(
+            "## The user's latest request, too long to keep whole: its middle is cut\n\n"
+            + clip(latest, latest_limit)
+        )
     return ChatMessage("user", "\n\n".join(parts))

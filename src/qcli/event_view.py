@@ -249,7 +249,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class LoopStopped:
-    """The turn stopped: the model made the same failing call ``repeats`` times in a row."""
+    """The loop guard stopped the turn (``LoopDetected``)."""
 
     tool_name: str
     repeats: int

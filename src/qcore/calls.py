@@ -63,6 +63,8 @@ class ToolCall:
     """The user replaced the proposal with their own content before approving."""
     unasked: Unasked | None = None
     """Set when the call was refused for want of someone to ask."""
+    note: str = ""
+    """Said to the model after the result (the loop guard's warning)."""
     params: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -77,6 +79,11 @@ class ToolCall:
 
     def response_text(self) -> str:
         """What the model reads for this call."""
+        answer = self.answer_text()
+        return f"{answer}\n\n{self.note}" if self.note else answer
+
+    def answer_text(self) -> str:
+        """What the call itself answered, without the session's note."""
         result = self.result
         if self.state is ToolCallState.CANCELLED:
             reason = result.error.message if result and result.error else "User cancelled tool execution."

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.agent.config import SessionConfig, Shared
+from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.session import Session
 from qcore.conversation.compression import ContextKeeper
@@ -91,6 +92,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         checkpoints=None if child else shared.checkpoints,
         max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
         config=replace(config, shared=shared),
+        loop_guard=LoopGuard(budget=model.max_tool_calls_per_turn, detect=not model.skip_loop_detection),
     )
     return session, problems
 

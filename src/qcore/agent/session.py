@@ -91,6 +91,7 @@ class Session:
         checkpoints: TurnCheckpoints | None = None,
         max_turns: int = -1,
         config: SessionConfig | None = None,
+        loop_guard: LoopGuard | None = None,
     ) -> None:
         self.llm = llm
         self.scheduler = scheduler
@@ -114,7 +115,8 @@ class Session:
         self.config = config
         """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
         session is built from ``config.child(...)``. None for a session assembled by hand."""
-        self.loop_guard = LoopGuard()
+        self.loop_guard = loop_guard or LoopGuard()
+        """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
         self._started = False
@@ -285,11 +287,14 @@ class Session:
         if response is None or not response.tool_calls:
             return  # the turn has ended; it commits what the step got to
         step.calls = await self.scheduler.run(response.tool_calls, signal)
+        verdict = self.loop_guard.observe(step.calls)
+        if verdict is not None and not verdict.stop:  # the model reads it with the call's result
+            step.calls = [c.evolve(note=verdict.reason) if c is verdict.call else c for c in step.calls]
         self._commit(step)
         self.events.emit(ToolResultsSent(tuple(step.calls)))
-        if (looping := self.loop_guard.observe(step.calls)) is not None:
+        if verdict is not None and verdict.stop:
             turn.end("loop")
-            self.events.emit(loop_detected(looping, self.loop_guard.limit))
+            self.events.emit(loop_detected(verdict))
 
     async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
         """The tool declarations for the next request, once it may be made and the history fits the

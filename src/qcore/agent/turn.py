@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from qcore.agent.loop_guard import Verdict
 from qcore.calls import ToolCall
 from qcore.events import LoopDetected
 from qcore.llm.parts import Part, TextPart
@@ -97,6 +98,8 @@ def unfinished(request: ToolCallRequest) -> ChatMessage:
     return ChatMessage(role="tool", content=UNFINISHED_CALL, tool_call_id=request.call_id, name=request.name)
 
 
-def loop_detected(call: ToolCall, repeats: int) -> LoopDetected:
-    error = call.result.error.message if call.result and call.result.error else call.response_text()
-    return LoopDetected(call.tool_name or call.request.name, call.request.arguments, repeats, error)
+def loop_detected(verdict: Verdict) -> LoopDetected:
+    call = verdict.call
+    error = call.result.error.message if call.result and call.result.error else ""
+    name = call.tool_name or call.request.name
+    return LoopDetected(name, call.request.arguments, verdict.repeats, error, verdict.reason)

@@ -113,7 +113,7 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
         ToolResultsSent((DONE, FAILED)),
         (ResultsSent((SentResult("c1", "built", False), SentResult("c1", FAILED.response_text(), True))),),
     ),
-    UsageUpdated: (UsageUpdated(USAGE, USAGE), (ContextUsed(120),)),
+    UsageUpdated: (UsageUpdated(USAGE, USAGE), ()),  # the context figure comes with ContextUpdated
     ContextUpdated: (ContextUpdated(900, 32000), (ContextUsed(900, 32000),)),
     ContextCompressed: (
         ContextCompressed(2000, 500, 6, True),

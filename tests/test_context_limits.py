@@ -218,3 +218,15 @@ async def test_after_an_answer_every_view_reads_the_same_context_figure(
     last = [e for e in events if isinstance(e, ContextUpdated)][-1]
     assert (last.tokens, last.window) == (1_230, 100_000)
     assert (stats.context_tokens, stats.context_window) == (1_230, 100_000)
+
+
+async def test_a_window_smaller_than_the_session_itself_says_so(
+    openai_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.get_routes["/props"] = {"default_generation_settings": {"n_ctx": 1024}}
+    session, events = session_on(openai_server, tmp_path)
+    session.state.set_system("be brief " * 400)
+    assert (await session.send("hello")).reason == "error"
+    [message] = errors(events)
+    assert message.startswith("The model's window of 1,024 tokens is too small for this session")
+    assert openai_server.chat_requests == [] and [m.role for m in session.history] == ["system"]

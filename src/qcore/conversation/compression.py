@@ -206,6 +206,15 @@ class ContextKeeper:
         if tokens <= room:
             return None
         fits = max(0, int(room * self.meter.bytes_per_token))
+        if fits < MESSAGE_CLIP:  # the session's own part leaves no room for any message
+            message = (
+                f"The model's window of {self.window:,} tokens is too small for this session: the system "
+                f"prompt and tool declarations alone take about {fixed:,} tokens, and the answer needs room. "
+                "Use a model or server with a larger context (a llama.cpp server: -c 16384 or more), or "
+                "offer fewer tools (tools.core or tools.exclude in settings.json)."
+            )
+            self.events.emit(ErrorOccurred(message, "context_window"))
+            return Fit(False, tokens, prompt_too_big=True)
         message = (
             f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
             f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "

@@ -16,6 +16,7 @@ from qcli.event_view import (
     LiveOutput,
     LoopStopped,
     ModeChanged,
+    ModelSet,
     Opened,
     PastCall,
     Prompted,
@@ -44,6 +45,7 @@ from qcore.events import (
     ErrorOccurred,
     Event,
     LoopDetected,
+    ModelChanged,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -120,6 +122,7 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
         (Compressed("Context compressed: 2,000 → 500 tokens (6 older messages summarised).", True),),
     ),
     ApprovalModeChanged: (ApprovalModeChanged(ApprovalMode.YOLO), (ModeChanged(ApprovalMode.YOLO),)),
+    ModelChanged: (ModelChanged("m2", 8192), (ModelSet("m2", 8192),)),
     ToolSourceUpdate: (
         ToolSourceUpdate("mcp:git", "failed", "exited"),
         (SourceChanged("mcp:git", SourceState.FAILED, "exited"),),

@@ -46,6 +46,7 @@ from qcore.events import (
     ModelRetrying,
     SessionStarted,
     ToolResultsSent,
+    TurnEnd,
     TurnFinished,
     UsageUpdated,
     UserPrompt,
@@ -417,7 +418,7 @@ class Session:
     def _finished(self, turn: Turn) -> TurnOutcome:
         outcome = TurnOutcome(
             turn.text,
-            turn.reason or "completed",
+            TurnEnd(turn.reason or TurnEnd.COMPLETED),
             self.turns - turn.turns_before,
             self.usage - turn.usage_before,
             turn.failure,

@@ -231,13 +231,3 @@ def test_the_meter_learns_how_the_server_counts() -> None:
     meter.answered(history, 5_008)  # the server: 2 bytes a token
     grown = [*history, ChatMessage(role="assistant", content="y" * 2_000)]
     assert meter.tokens(grown, []) == 5_008 + (2_000 + 16) // 2
-
-
-def test_a_latest_request_that_fits_is_kept_whole_under_word_for_word() -> None:
-    from qcore.conversation.compression import summary_message
-
-    request = "x" * 18_000
-    kept = summary_message("s", [], request, latest_limit=20_000).text()
-    assert "word for word" in kept and request in kept and "characters cut" not in kept
-    cut = summary_message("s", [], request, latest_limit=4_000).text()
-    assert "word for word" not in cut and "its middle is cut" in cut and "characters cut" in cut

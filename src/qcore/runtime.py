@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.agent.config import SessionConfig, Shared
+from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.session import Session
 from qcore.conversation.compression import ContextKeeper
@@ -26,7 +27,7 @@ from qcore.conversation.prompt import SystemPrompt
 from qcore.conversation.state import SessionState
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
-from qcore.events import ErrorOccurred, EventBus, ToolSourceUpdate
+from qcore.events import ErrorOccurred, EventBus, SourceState, ToolSourceUpdate
 from qcore.files.workspace import Workspace
 from qcore.llm.tokens import default_window
 from qcore.permissions import PermissionPolicy
@@ -86,11 +87,13 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
             events,
             model.context_window_size or default_window(config.llm.model),
             model.chat_compression.context_percentage_threshold,
+            configured=model.context_window_size is not None,
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,
         max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
         config=replace(config, shared=shared),
+        loop_guard=LoopGuard(budget=model.max_tool_calls_per_turn, detect=not model.skip_loop_detection),
     )
     return session, problems
 
@@ -227,7 +230,7 @@ def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> 
             detail += f" [{where}" + (f" in {status.cwd}" if status.cwd else "") + "]" if where else ""
             if status.stderr_tail:
                 detail += "\n    " + "\n    ".join(status.stderr_tail[-5:])
-        events.emit(ToolSourceUpdate(f"mcp:{status.name}", status.state, detail))
+        events.emit(ToolSourceUpdate(f"mcp:{status.name}", SourceState(status.state), detail))
 
     return McpManager.from_settings(settings, workspace_root=workspace.root, on_status=report)
 

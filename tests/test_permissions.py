@@ -152,7 +152,7 @@ async def test_always_for_the_project_is_saved_and_applies_at_once(tmp_path: Pat
     )
     await scheduler.run([first], AbortSignal())
     await scheduler.run([second], AbortSignal())
-    assert len(approver.requests) == 1 and approver.requests[0].suggested_rules == ("edit",)
+    assert len(approver.requests) == 1 and approver.requests[0].suggested_rules == ("edit(a.txt)",)
     assert (tmp_path / "a.txt").read_text() == "three\n"
     text = settings.read_text()
     assert "// keep me" in text and json.loads(text.replace("// keep me", ""))["permissions"]["allow"] == [
@@ -190,7 +190,7 @@ async def test_headless_refusal_names_the_rule_that_would_allow_it(tmp_path: Pat
     [done] = await scheduler.run([request], AbortSignal())
     assert done.state is ToolCallState.ERROR
     assert (
-        '"run_shell_command(npm test:*)"' in done.response_text()
+        '"run_shell_command(npm test)"' in done.response_text()
         and "permissions.allow" in done.response_text()
     )
 
@@ -353,7 +353,7 @@ def test_an_unattended_refusal_names_every_rule_that_would_allow_the_call(tmp_pa
     assert refusal == (
         'Permission to run "run_shell_command" was not granted: it needs approval and this session cannot '
         "ask (non-interactive, approval mode default). It would run in approval mode yolo, or with the rule "
-        '"run_shell_command(make build:*)", "run_shell_command(cargo test:*)" in permissions.allow in '
+        '"run_shell_command(make build)", "run_shell_command(cargo test)" in permissions.allow in '
         "settings."
     )
 
@@ -363,13 +363,17 @@ def test_an_unattended_refusal_of_a_protected_file_says_why_and_offers_no_rule(t
     question = EditConfirmation("Confirm", "config", "/r/.git/config", "a", "b", protection="it is git's")
     policy = PermissionPolicy(mode=ApprovalMode.AUTO_EDIT)
     subject = PathSubject((tmp_path / ".git" / "config",))
-    assert policy.unattended_remedy(tool, question, subject) == (ApprovalMode.YOLO, ())
+    assert policy.unattended_remedy(tool, question, subject) == (ApprovalMode.YOLO, (), "")
     assert policy.unattended_refusal(tool, question, subject) == (
         'Permission to run "edit" was not granted: it needs approval (it is git\'s) and this session cannot '
         "ask (non-interactive, approval mode auto-edit). It would run in approval mode yolo."
     )
     plain = EditConfirmation("Confirm", "a.txt", "/r/a.txt", "a", "b")
-    assert policy.unattended_remedy(tool, plain, subject) == (ApprovalMode.AUTO_EDIT, ("edit",))
+    assert policy.unattended_remedy(tool, plain, subject) == (
+        ApprovalMode.AUTO_EDIT,
+        (f"edit({tmp_path / '.git' / 'config'})",),  # outside the policy's root: absolute
+        "",
+    )
 
 
 def test_when_no_narrow_rule_fits_the_remedy_is_the_tool_itself(tmp_path: Path) -> None:
@@ -383,7 +387,11 @@ def test_when_no_narrow_rule_fits_the_remedy_is_the_tool_itself(tmp_path: Path) 
     question = ExecConfirmation("Confirm", "echo $HOME", ("echo",))
     policy = PermissionPolicy()
     assert policy.evaluate(shell, question, subject).verdict is Verdict.ASK
-    assert policy.unattended_remedy(shell, question, subject) == (ApprovalMode.YOLO, ("run_shell_command",))
+    assert policy.unattended_remedy(shell, question, subject) == (
+        ApprovalMode.YOLO,
+        ("run_shell_command",),
+        "",
+    )
     assert policy.unattended_remedy(shell, question, ShellSubject("$X y"))[1] == ()
 
 
@@ -487,3 +495,26 @@ def test_revoking_a_legacy_entry_removes_it_from_its_own_list(
     SettingsRuleStore(tmp_path, home).remove(revoked)
     left = path.read_text()
     assert entry not in left and ('"read_file"' in left if kind is RuleKind.ALLOW else '"x(y)"' in left)
+
+
+def test_always_offers_the_file_then_its_folder_then_every_file(tmp_path: Path) -> None:
+    tool = Edit(ToolContext(Workspace([tmp_path])))
+    policy = PermissionPolicy(root=tmp_path)
+    choices = policy.rule_choices(tool, PathSubject((tmp_path / "src" / "a[1].py",)))
+    assert choices == [("edit(src/a\\[1\\].py)",), ("edit(src/**)",), ("edit",)]
+    policy.remember(list(choices[0]))
+    assert (
+        policy.evaluate(
+            tool,
+            EditConfirmation("c", "a", str(tmp_path / "src" / "a[1].py"), "", "x"),
+            PathSubject((tmp_path / "src" / "a[1].py",)),
+        ).verdict
+        is Verdict.ALLOW
+    )
+    other = PathSubject((tmp_path / "src" / "a1.py",))
+    assert (
+        policy.evaluate(
+            tool, EditConfirmation("c", "a", str(tmp_path / "src" / "a1.py"), "", "x"), other
+        ).verdict
+        is Verdict.ASK
+    )

@@ -165,7 +165,12 @@ def test_always_suggests_narrow_rules_for_what_is_not_yet_allowed(shell: RunShel
         ToolConfirmationOutcome.PROCEED_ALWAYS,
         ShellSubject("git status && make build && cargo test --all"),
     )
-    assert suggest == ["run_shell_command(make build:*)", "run_shell_command(cargo test:*)"]
+    assert suggest == ["run_shell_command(make build)", "run_shell_command(cargo test --all)"]
+    wider = policy().rule_choices(shell, ShellSubject("git status && make build && cargo test --all"))[1:]
+    assert wider == [
+        ("run_shell_command(make build:*)", "run_shell_command(cargo test:*)"),
+        ("run_shell_command(make:*)", "run_shell_command(cargo:*)"),
+    ]
     assert policy().suggest_rules(shell, ToolConfirmationOutcome.PROCEED_ALWAYS, ShellSubject("$X y")) == []
 
 

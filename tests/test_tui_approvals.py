@@ -133,6 +133,9 @@ async def test_always_lands_the_rule_in_the_scope_chosen(
         await question(pilot, "exec")
         await pilot.press("a")
         await step(pilot, "scope")
+        assert app.approval.rules == ("run_shell_command(touch made.txt)",)  # the narrowest first
+        await pilot.press("w")  # one key to the wider rule
+        assert app.approval.rules == ("run_shell_command(touch:*)",)
         await pilot.press(scope_key)
         await idle(pilot)  # the second touch matches the rule: no second question
         rules = [r for r in app.session.policy.active_rules() if r.pattern == "run_shell_command(touch:*)"]

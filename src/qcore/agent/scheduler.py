@@ -277,6 +277,7 @@ class ToolScheduler:
             details=details,
             mode=self.policy.mode,
             suggested_rules=() if guarded else tuple(self.policy.suggest_rules(tool, always, subject)),
+            wider_rules=() if guarded else tuple(self.policy.rule_choices(tool, subject)[1:]),
             server_rules=tuple(self.policy.suggest_rules(tool, server, subject))
             if details.type == "mcp"
             else (),

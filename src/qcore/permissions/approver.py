@@ -27,6 +27,8 @@ class ApprovalRequest:
     mode: ApprovalMode
     suggested_rules: tuple[str, ...] = ()
     """What "always" would allow (show it before saving); empty when the call cannot be covered by a rule."""
+    wider_rules: tuple[tuple[str, ...], ...] = ()
+    """Wider sets of rules "always" could save instead of ``suggested_rules``, narrowest first."""
     server_rules: tuple[str, ...] = ()
     """For an MCP tool: what "always, every tool of this server" would allow."""
     no_rule: str | None = None

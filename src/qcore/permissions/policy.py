@@ -326,7 +326,17 @@ class PermissionPolicy:
         if subject is None:
             return [tool.name]
         server_wide = outcome is ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
+        if not server_wide and (choices := self.rule_choices(tool, subject)):
+            return list(choices[0])
         return subject.suggest(tool.name, server_wide=server_wide)
+
+    def rule_choices(self, tool: AnyTool, subject: Subject | None) -> list[tuple[str, ...]]:
+        """The sets of rules an "always" answer could save, narrowest first (the first is suggested, the
+        others are offered one key away); from the subject's ``choices`` where it has them."""
+        choose = getattr(subject, "choices", None)
+        if subject is None or choose is None:
+            return []
+        return [tuple(rules) for rules in choose(tool.name, self.root)]
 
     def remember(self, rules: list[str], source: RuleSource = RuleSource.SESSION) -> list[Rule]:
         """Add allow rules for the session, or save them to the project or user settings."""

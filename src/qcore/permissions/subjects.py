@@ -8,6 +8,7 @@ switches on the subject's type, so a new tool brings its own kind of rule by bri
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -118,6 +119,19 @@ class ShellSubject:
             return []
         return [f"{tool_name}({specifier})" for specifier in self._narrow_specifiers()]
 
+    def choices(self, tool_name: str, root: Path) -> list[list[str]]:
+        """The rules "always" could save, narrowest first: each command exactly as written, then by its
+        subcommand, then by its name; only sets that let the whole line run, each once."""
+        if self.uncoverable() is not None:
+            return []
+        found: list[list[str]] = []
+        for width in (0, 1, 2):
+            specifiers = self._narrow_specifiers(width)
+            rules = [f"{tool_name}({specifier})" for specifier in specifiers]
+            if rules and rules not in found and self.allowed_by(specifiers, root):
+                found.append(rules)
+        return found
+
     def _needing_rules(self) -> list[SimpleCommand]:
         return [
             command
@@ -125,16 +139,26 @@ class ShellSubject:
             if not command.transparent and not self.command_allowed(command, ())
         ]
 
-    def _narrow_specifiers(self) -> list[str]:
-        """Only asked once every command needing a rule is known to have fixed words (``uncoverable``)."""
+    def _narrow_specifiers(self, width: int = 1) -> list[str]:
+        """Per command that still asks: with ``width`` 0 the command exactly (where a rule can say it
+        exactly), 1 its name and subcommand, 2 its name alone. Only asked once every command needing a
+        rule is known to have fixed words (``uncoverable``)."""
         specifiers: list[str] = []
         for command in self._needing_rules():
-            words = (
-                command.argv[:2]
-                if len(command.argv) > 1 and _subcommand(command.argv[1])
-                else command.argv[:1]
-            )
-            specifier = f"{' '.join(words)}:*"
+            specifier = ""
+            if width == 0:
+                exact = shlex.join(command.argv)
+                if command_matches(exact, command):
+                    specifier = exact
+            if not specifier and width <= 1:
+                words = (
+                    command.argv[:2]
+                    if len(command.argv) > 1 and _subcommand(command.argv[1])
+                    else command.argv[:1]
+                )
+                specifier = f"{' '.join(words)}:*"
+            if not specifier:
+                specifier = f"{command.argv[0]}:*"
             if specifier not in specifiers:
                 specifiers.append(specifier)
         return specifiers
@@ -163,11 +187,34 @@ class PathSubject:
     def suggest(self, tool_name: str, *, server_wide: bool = False) -> list[str]:
         return [tool_name]
 
+    def choices(self, tool_name: str, root: Path) -> list[list[str]]:
+        """The files themselves, then their folders (with all below), then every file."""
+        found: list[list[str]] = []
+        for specifiers in (
+            [_path_spec(path, root) for path in self.paths],
+            [_path_spec(path.parent, root) + "/**" for path in self.paths],
+        ):
+            unique = list(dict.fromkeys(specifiers))
+            rules = [f"{tool_name}({specifier})" for specifier in unique]
+            if self.paths and rules not in found and self.allowed_by(unique, root):
+                found.append(rules)
+        found.append([tool_name])
+        return found
+
     def uncoverable(self) -> str | None:
         return None
 
     def reads_only(self) -> bool:
         return False
+
+
+def _path_spec(path: Path, root: Path) -> str:
+    """A path as a rule names it: relative to the workspace root inside it, absolute outside; glob
+    characters escaped, so the rule means this path only."""
+    text = str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
+    for char in "\\[]*?!#":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 @dataclass(frozen=True)

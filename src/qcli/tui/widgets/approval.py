@@ -6,9 +6,9 @@ and arguments, a fetch its URLs. What will run (a command, code, arguments, a UR
 every invisible or control character named (``terminal_text.reveal``); everything else from the tool is
 made ``visible``.
 
-Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and, for each scope, where
-it is saved, and takes its key (``s`` this session, ``p`` the project's settings file, ``u`` the user's;
-``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
+Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule (the narrowest that covers
+the call; ``w`` steps to wider ones) and, for each scope, where it is saved, and takes its key (``s`` this
+session, ``p`` the project's settings file, ``u`` the user's; ``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
 ``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
 again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
 prompt never answers them.
@@ -302,6 +302,8 @@ class ApprovalPanel(Vertical, can_focus=True):
                 key(letter, f"for {SCOPE_WORDS[scope]}" + (f", saved in {visible(where)}" if where else ""))
                 text.append("\n")
             key("r", "edit the rule")
+            if len(self._rule_choices()) > 1:
+                key("w", "narrower" if self._wider_at_end() else "wider")
             key("esc", "back")
         elif self.step is Step.RULE:
             text.append("Edit the rule, then Enter (Esc to go back)", "bold")
@@ -319,6 +321,17 @@ class ApprovalPanel(Vertical, can_focus=True):
         from qcore.permissions import Decision
 
         self._answer(Decision.reject(feedback))
+
+    def _rule_choices(self) -> list[tuple[str, ...]]:
+        """The rules "always" may save, narrowest first, when the answer is "always" for this call."""
+        request = self.question.request if self.question is not None else None
+        if request is None or self.outcome != "proceed_always":
+            return []
+        return [request.suggested_rules, *request.wider_rules]
+
+    def _wider_at_end(self) -> bool:
+        choices = self._rule_choices()
+        return bool(choices) and self.rules == choices[-1]
 
     async def _enter_step(self, step: Step) -> None:
         self.step = step
@@ -386,6 +399,11 @@ class ApprovalPanel(Vertical, can_focus=True):
                 self._answer(Decision(outcome, scope=RuleSource(self.scopes[key]), rules=self.rules))
             elif key == "r":
                 await self._enter_step(Step.RULE)
+            elif key == "w" and len(self._rule_choices()) > 1:
+                choices = self._rule_choices()
+                at = choices.index(self.rules) if self.rules in choices else -1
+                self.rules = choices[(at + 1) % len(choices)]
+                self._show_keys()
             elif key == "escape":
                 await self._enter_step(Step.CHOOSE)
             else:

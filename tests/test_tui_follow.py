@@ -176,3 +176,21 @@ async def test_the_exit_line_says_how_to_go_on(project: Project) -> None:
         await idle(pilot)
         line = summary_line(app).plain
     assert "to go on: qcli -c" in line and f"qcli -r {app.session.session_id[:12]}" in line
+
+
+async def test_an_unfocused_terminal_is_notified_when_a_turn_ends_or_a_question_waits(
+    project: Project,
+) -> None:
+    steps = [reply("first"), reply("", ("run_shell_command", {"command": "touch made"})), reply("done")]
+    app = project.app(steps, "-i", "one")
+    async with app.run_test() as pilot:
+        await idle(pilot)
+        assert app.signals.sent == []  # focused: nothing
+        app.app_focus = False  # the user switched to another window
+        app.submit("two")
+        await question(pilot, "exec")
+        assert app.signals.sent == ["qcli: a question waits for you"]
+        await pilot.press("y")  # a key means the user is back (Textual counts the terminal focused again)
+        app.app_focus = False  # and away again while the command runs
+        await idle(pilot)
+        assert app.signals.sent[-1] == "qcli: the turn ended"

@@ -28,6 +28,7 @@ from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
 from qcli.tui.history import PromptHistory, history_path
 from qcli.tui.keys import SCROLL_KEYS, AppKeys
+from qcli.tui.signals import TerminalSignals
 from qcli.tui.transcript import Transcript
 from qcli.tui.widgets.approval import ApprovalPanel
 from qcli.tui.widgets.conversation import Conversation, Notice, UserMessage
@@ -79,6 +80,7 @@ class QcliApp(App[int]):
         self.cwd = cwd or Path.cwd()
         self.home = home
         self.approver = TuiApprover(self._questions_changed)
+        self.signals = TerminalSignals(self)
         self.transcript = Transcript()
         self.launch: Launch | None = None
         self._session: Session | None = None
@@ -267,6 +269,8 @@ class QcliApp(App[int]):
         finally:
             self.turn_signal = None
             self.retry_notice = None
+            if not self.pending:
+                self.signals.notify_if_away("qcli: the turn ended")
             self.status_line.set(busy="", since=0.0, retry_at=0.0, stoppable=False)
             self.call_later(self._next_prompt)
 
@@ -318,7 +322,8 @@ class QcliApp(App[int]):
         self.status_line.set(busy="working")
 
     def on_approval_panel_asked(self, message: ApprovalPanel.Asked) -> None:
-        self.bell()
+        if not self.signals.notify_if_away("qcli: a question waits for you"):
+            self.bell()
         self._terminal_title("qcli · waiting for you")
 
     def on_approval_panel_closed(self, message: ApprovalPanel.Closed) -> None:
@@ -353,11 +358,7 @@ class QcliApp(App[int]):
         return result
 
     def _terminal_title(self, title: str) -> None:
-        driver = self._driver
-        if driver is None or self.is_headless:
-            return
-        driver.write(f"\x1b]2;{title}\x07")
-        driver.flush()
+        self.signals.title(title)
 
     # --- keys --------------------------------------------------------------------------------------
 

@@ -181,7 +181,11 @@ async def test_the_exit_line_says_how_to_go_on(project: Project) -> None:
 async def test_an_unfocused_terminal_is_notified_when_a_turn_ends_or_a_question_waits(
     project: Project,
 ) -> None:
-    steps = [reply("first"), reply("", ("run_shell_command", {"command": "touch made"})), reply("done")]
+    steps = [
+        reply("first"),
+        reply("", ("run_shell_command", {"command": "sleep 1; touch made"})),
+        reply("done"),
+    ]
     app = project.app(steps, "-i", "one")
     async with app.run_test() as pilot:
         await idle(pilot)

@@ -127,7 +127,7 @@ class StatusLine(Static):
         self._ticker = self.set_interval(TICK_SECONDS, self._tick, pause=not self.status.busy)
 
     def watch_status(self, status: Status) -> None:
-        self.update(status_text(status))
+        self.update(status_text(status), layout=False)  # one line, always: no layout of the screen
         ticker = getattr(self, "_ticker", None)
         if ticker is not None:
             if status.busy and status.busy != WAITING_FOR_YOU:
@@ -136,7 +136,7 @@ class StatusLine(Static):
                 ticker.pause()
 
     def _tick(self) -> None:
-        self.update(status_text(self.status))
+        self.update(status_text(self.status), layout=False)
 
     def set(self, **changes: Any) -> None:
         self.status = replace(self.status, **changes)

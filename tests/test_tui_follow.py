@@ -14,7 +14,7 @@ from qcli.tui.widgets.status_line import status_text
 from qcore.llm.openai import OpenAIClient
 from qcore.llm.scripted import ScriptedLLM, reply
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
-from tests.support.tui import Project, idle, make_project, question, type_text, until
+from tests.support.tui import Project, idle, make_project, question, screen_text, type_text, until
 
 
 @pytest.fixture
@@ -198,3 +198,17 @@ async def test_an_unfocused_terminal_is_notified_when_a_turn_ends_or_a_question_
         app.app_focus = False  # and away again while the command runs
         await idle(pilot)
         assert app.signals.sent[-1] == "qcli: the turn ended"
+
+
+async def test_theme_lists_the_themes_and_switches_to_a_light_one(project: Project) -> None:
+    app = project.app([reply("an answer with `code`")], "-i", "hi")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await idle(pilot)
+        app.submit("/theme")
+        await until(pilot, lambda: "textual-light" in screen_text(app))
+        app.submit("/theme textual-light")
+        await until(pilot, lambda: app.theme == "textual-light")
+        await pilot.pause()
+        assert "an answer with" in screen_text(app)
+        app.submit("/theme no-such")
+        await until(pilot, lambda: any("No theme" in n.text for n in app.conversation.query(Notice)))

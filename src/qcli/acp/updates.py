@@ -53,8 +53,8 @@ MODE_NAMES = {
     ApprovalMode.YOLO: ("Yolo", "Every edit and every command runs without a question."),
 }
 
-ACP_COMMANDS = tuple(command for command in COMMANDS if command.name != "quit")
-"""Slash commands an editor can offer; the editor, not a command, ends the agent."""
+ACP_COMMANDS = tuple(command for command in COMMANDS if command.name not in ("quit", "theme"))
+"""Slash commands an editor can offer; the editor, not a command, ends the agent, and draws its colours."""
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "allow_once",

@@ -11,6 +11,7 @@ themselves live by topic in ``commands_*`` modules, and what they share in ``com
 from __future__ import annotations
 
 from qcli.commands import context as commands_context
+from qcli.commands import look as commands_look
 from qcli.commands import model as commands_model
 from qcli.commands import permissions as commands_permissions
 from qcli.commands import rewind as commands_rewind
@@ -95,6 +96,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
         commands_stats.stats,
         aliases=("usage",),
     ),
+    SlashCommand("theme", "the TUI's colours: list the themes, or switch", commands_look.theme, "[NAME]"),
     SlashCommand("quit", "leave qcli", _quit, aliases=("exit",)),
 )
 

@@ -395,11 +395,10 @@ class QcliApp(App[int]):
 
     def show_markdown(self, markdown: str) -> None:
         """A command's answer; it quotes servers, tools and files, so it is made ``visible`` first."""
-        from textual.widgets import Markdown
-
         from qcli.terminal_text import visible
+        from qcli.tui.widgets.markdown_document import document_class
 
-        block = Markdown(visible(markdown), classes="command-output")
+        block = document_class()(visible(markdown), classes="command-output")  # tables as answers have them
         self.conversation.add(block)
         self.transcript.add("command", markdown)
 

@@ -39,6 +39,15 @@ class TuiCommandHost:
     def show(self, markdown: str) -> None:
         self.app.show_markdown(markdown)
 
+    def theme_names(self) -> list[str]:
+        return sorted(self.app.available_themes)
+
+    def current_theme(self) -> str:
+        return self.app.theme
+
+    def set_theme(self, name: str) -> None:
+        self.app.theme = name
+
     def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.app.notice(text, kind)
 

@@ -212,3 +212,27 @@ async def test_theme_lists_the_themes_and_switches_to_a_light_one(project: Proje
         assert "an answer with" in screen_text(app)
         app.submit("/theme no-such")
         await until(pilot, lambda: any("No theme" in n.text for n in app.conversation.query(Notice)))
+
+
+async def test_vim_mode_edits_the_prompt_in_normal_mode(project: Project) -> None:
+    app = project.app([reply("ok")])
+    async with app.run_test() as pilot:
+        await idle(pilot)
+        app.submit("/vim")
+        await until(pilot, lambda: app.prompt.vim.enabled)
+        await type_text(pilot, "hello world")
+        await pilot.press("escape")
+        assert app.prompt_box.border_title == "vim · NORMAL"
+        await pilot.press("0", "x", "w", "d", "d")  # delete a letter, move, then the whole line
+        assert app.prompt.text == ""
+        await pilot.press("i")
+        await type_text(pilot, "one")
+        await pilot.press("escape", "h", "x", "A")
+        await type_text(pilot, "!")
+        assert app.prompt.text == "on!"  # x took the e under the cursor
+        await pilot.press("enter")
+        await idle(pilot)
+        assert app.session.history[1].content == "on!"
+        app.submit("/vim")
+        await until(pilot, lambda: not app.prompt.vim.enabled)
+        assert not app.prompt_box.border_title

@@ -53,7 +53,7 @@ MODE_NAMES = {
     ApprovalMode.YOLO: ("Yolo", "Every edit and every command runs without a question."),
 }
 
-ACP_COMMANDS = tuple(command for command in COMMANDS if command.name not in ("quit", "theme"))
+ACP_COMMANDS = tuple(command for command in COMMANDS if command.name not in ("quit", "theme", "vim"))
 """Slash commands an editor can offer; the editor, not a command, ends the agent, and draws its colours."""
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (

@@ -1,7 +1,8 @@
-"""``/theme``: the colours of the TUI, from Textual's themes (a light one among them).
+"""``/theme``: the colours of the TUI, from Textual's themes (a light one among them); ``/vim``: the
+prompt's vim mode.
 
-Only a front end that draws its own screen has themes: it is a ``ThemeHost`` too. An editor shows qcli
-in its own colours, so there the command says so.
+Only a front end that draws its own screen and prompt has these: it is a ``ThemeHost`` too. An editor
+shows qcli in its own colours and its own input box, so there the commands say so.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from qcli.severity import Severity
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
 
-__all__ = ["ThemeHost", "theme"]
+__all__ = ["ThemeHost", "theme", "vim"]
 
 
 @runtime_checkable
@@ -23,6 +24,8 @@ class ThemeHost(Protocol):
     def current_theme(self) -> str: ...
 
     def set_theme(self, name: str) -> None: ...
+
+    def toggle_vim(self) -> bool: ...
 
 
 async def theme(host: CommandHost, args: str) -> None:
@@ -45,3 +48,13 @@ async def theme(host: CommandHost, args: str) -> None:
         name = near[0]
     host.set_theme(name)
     host.notice(f"Theme: {name} (for this session).", Severity.SUCCESS)
+
+
+async def vim(host: CommandHost, args: str) -> None:
+    if not isinstance(host, ThemeHost):
+        host.notice("Vim mode is the TUI prompt's; the editor's input box is its own.")
+        return
+    if host.toggle_vim():
+        host.notice("Vim mode on: Esc for normal mode (h j k l, w b, 0 $, x, dd, i a o); /vim turns it off.")
+    else:
+        host.notice("Vim mode off.")

@@ -97,6 +97,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
         aliases=("usage",),
     ),
     SlashCommand("theme", "the TUI's colours: list the themes, or switch", commands_look.theme, "[NAME]"),
+    SlashCommand("vim", "vim mode for the prompt, on or off", commands_look.vim),
     SlashCommand("quit", "leave qcli", _quit, aliases=("exit",)),
 )
 

@@ -48,6 +48,9 @@ class TuiCommandHost:
     def set_theme(self, name: str) -> None:
         self.app.theme = name
 
+    def toggle_vim(self) -> bool:
+        return self.app.prompt_box.toggle_vim()
+
     def notice(self, text: str, kind: Severity = Severity.INFO) -> None:
         self.app.notice(text, kind)
 

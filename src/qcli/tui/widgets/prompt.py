@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from qcli.terminal_text import visible
 from qcli.tui.fuzzy import rank
 from qcli.tui.history import HistoryCursor, PromptHistory
+from qcli.tui.widgets.vim import VimKeys
 
 PASTE_CHIP_LINES = 8
 PASTE_CHIP_CHARS = 2000
@@ -119,6 +120,9 @@ class PromptArea(TextArea):
         self.history_cursor = HistoryCursor(self.prompt_history)
         self.pastes: dict[int, str] = {}
         self.menu: CompletionMenu | None = None
+        self.vim = VimKeys()
+        self.on_vim_changed: Callable[[], None] = lambda: None
+        """Called after a key vim mode took (the mode may have changed)."""
         self.on_complete: Callable[[str, str], None] = lambda kind, query: None
         """Called with (``/`` or ``@``, the token so far) whenever completion should be offered, and with
         ("", "") when it should close."""
@@ -166,6 +170,10 @@ class PromptArea(TextArea):
                 self._stop(event)
                 menu.hide()
                 return
+        if self.vim.handle(self, key):
+            self._stop(event)
+            self.on_vim_changed()
+            return
         if key == "enter":
             self._stop(event)
             self.submit()
@@ -258,6 +266,7 @@ class PromptBox(Vertical):
         self.area = PromptArea(history)
         self.area.menu = self.menu
         self.area.on_complete = self._complete
+        self.area.on_vim_changed = self.show_vim
         self.commands: list[Completion] = []
         """``/`` choices, set by the app."""
         self.files: Callable[[], list[str]] | None = None
@@ -267,6 +276,16 @@ class PromptBox(Vertical):
     def compose(self) -> ComposeResult:
         yield self.menu
         yield self.area
+
+    def show_vim(self) -> None:
+        self.border_title = self.area.vim.label or None
+
+    def toggle_vim(self) -> bool:
+        """Vim mode on (in insert mode) or off; True when it is now on."""
+        vim = self.area.vim
+        vim.enabled, vim.normal = not vim.enabled, False
+        self.show_vim()
+        return vim.enabled
 
     def _complete(self, kind: str, query: str) -> None:
         if kind == "/":

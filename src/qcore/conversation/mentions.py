@@ -65,14 +65,14 @@ def expand_mentions(
     text: str, workspace: Workspace, rules: IgnoreRules | None = None, *, images: bool = False
 ) -> Expanded:
     """``text`` with the files it mentions; ``images``: the model takes images (else they are named as not
-    attached)."""
+    attached). A folder (``@src/``) brings the files under it that are not ignored, in name order, up to
+    ``MAX_FOLDER_FILES`` and the size budget; what it leaves out is named in ``problems``."""
     paths = mentioned_paths(text)
     result = Expanded(text)
     if not paths:
         return result
     rules = rules or IgnoreRules(workspace.root)
-    blocks: list[str] = []
-    budget = MAX_TOTAL_BYTES
+    attach = _Attacher(result, images)
     for written in paths:
         try:
             path = workspace.resolve(written)
@@ -82,38 +82,81 @@ def expand_mentions(
         shown = workspace.relative(path)
         if not path.exists():
             continue  # not a path after all (a handle, a decorator): leave the text as it is
-        if rules.is_ignored(path):
+        if rules.is_ignored(path, path.is_dir()):
             result.problems.append(f"@{shown}: ignored by .gitignore or .qwenignore, not attached")
+            continue
+        if path.is_dir():
+            _attach_folder(path, shown, workspace, rules, attach)
             continue
         if not path.is_file():
             result.problems.append(f"@{shown}: not a regular file, not attached")
             continue
-        size = path.stat().st_size
-        if (image := _image(path, shown, size, images, result)) is not None:
-            if image:
-                blocks.append(f"[Image @{shown} attached]")
-            continue
-        if size > min(MAX_FILE_BYTES, budget):
-            result.problems.append(f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it")
-            continue
-        try:
-            content = decode_text(read_regular_file(path, min(MAX_FILE_BYTES, budget))).text
-        except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
-            result.problems.append(f"@{shown}: {error.what}, not a regular file, not attached")
-            continue
-        except NotTextError:
-            result.problems.append(f"@{shown}: not a text file, not attached")
-            continue
-        except OSError as error:
-            result.problems.append(f"@{shown}: {error.strerror or error}")
-            continue
-        budget -= size
-        result.attached.append(shown)
-        blocks.append(f"Content from @{shown}:\n{content}")
-    if blocks:
-        joined = "\n\n".join(blocks)
+        attach.file(path, shown)
+    if attach.blocks:
+        joined = "\n\n".join(attach.blocks)
         result.text = f"{text}\n\n--- Content from referenced files ---\n{joined}\n--- End of content ---"
     return result
+
+
+MAX_FOLDER_FILES = 100
+"""Files one ``@folder`` brings at most (each still within the size budget)."""
+
+
+def _attach_folder(
+    folder: Path, shown: str, workspace: Workspace, rules: IgnoreRules, attach: _Attacher
+) -> None:
+    files: list[Path] = []
+    for path in rules.walk(folder):
+        if len(files) == MAX_FOLDER_FILES:
+            attach.result.problems.append(
+                f"@{shown}: only its first {MAX_FOLDER_FILES} files were attached; mention the others by name"
+            )
+            break
+        files.append(path)
+    if not files:
+        attach.result.problems.append(f"@{shown}: a folder with no files to attach (or all ignored)")
+    for path in files:
+        attach.file(path, workspace.relative(path), quiet=True)
+    if attach.skipped:
+        attach.result.problems.append(f"@{shown}: not attached from it: {', '.join(attach.skipped)}")
+        attach.skipped = []
+
+
+class _Attacher:
+    """Attaches files one by one within the size budget; ``quiet`` files (a folder's) that cannot be
+    attached are gathered in ``skipped`` for one line instead of one problem each."""
+
+    def __init__(self, result: Expanded, images: bool) -> None:
+        self.result, self.images = result, images
+        self.blocks: list[str] = []
+        self.budget = MAX_TOTAL_BYTES
+        self.skipped: list[str] = []
+
+    def file(self, path: Path, shown: str, *, quiet: bool = False) -> None:
+        result = self.result
+        problem = result.problems.append if not quiet else (lambda _: self.skipped.append(shown))
+        size = path.stat().st_size
+        if (image := _image(path, shown, size, self.images, result)) is not None:
+            if image:
+                self.blocks.append(f"[Image @{shown} attached]")
+            return
+        if size > min(MAX_FILE_BYTES, self.budget):
+            problem(f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it")
+            return
+        try:
+            content = decode_text(read_regular_file(path, min(MAX_FILE_BYTES, self.budget))).text
+        except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
+            problem(f"@{shown}: {error.what}, not a regular file, not attached")
+            return
+        except NotTextError:
+            problem(f"@{shown}: not a text file, not attached")
+            return
+        except OSError as error:
+            problem(f"@{shown}: {error.strerror or error}")
+            return
+        self.budget -= size
+        result.attached.append(shown)
+        self.blocks.append(f"Content from @{shown}:\n{content}")
 
 
 def _image(path: Path, shown: str, size: int, images: bool, result: Expanded) -> bool | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,3 +237,24 @@ async def test_vim_mode_edits_the_prompt_in_normal_mode(project: Project) -> Non
         app.submit("/vim")
         await until(pilot, lambda: not app.prompt.vim.enabled)
         assert not app.prompt_box.border_title
+
+
+async def test_a_message_sent_during_a_turn_is_read_at_its_next_step(project: Project) -> None:
+    seen: list[str] = []
+
+    def after_the_command(messages: list[Any]) -> Any:
+        seen.append(str(messages[-1].content))
+        return reply("ok, running the tests instead")
+
+    steps = [reply("", ("run_shell_command", {"command": "sleep 3; echo built"})), after_the_command]
+    app = project.app(steps, "--yolo", "-i", "build it")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: any(c.call.state.value == "executing" for c in app.cards.values()))
+        await type_text(pilot, "then run the tests")
+        await pilot.press("enter")
+        await idle(pilot)
+        history = app.session.history
+        roles = [m.role for m in history[1:]]
+        assert roles == ["user", "assistant", "tool", "user", "assistant"]
+        assert history[4].content == "then run the tests" and seen == ["then run the tests"]
+        assert len(app.session.history) == 6  # not sent again as a prompt of its own

@@ -88,6 +88,8 @@ class QcliApp(App[int]):
         self.ready = asyncio.Event()
         """Set once the session is built (tests wait on it)."""
         self.keys = AppKeys(self)
+        self.shown: list[str] = []
+        """Queued prompts already in the conversation (steering messages the turn did not read)."""
         self.pending: list[str] = []
         """Prompts typed before the session was ready or while a turn runs; sent in order."""
         self.turn_signal: AbortSignal | None = None
@@ -226,21 +228,25 @@ class QcliApp(App[int]):
         self.submit(message.text)
 
     def submit(self, text: str) -> None:
-        """What the user sent: a slash command, their own ``!command``, or a prompt (queued while a turn
-        runs or the session is being built)."""
+        """What the user sent: a slash command, their own ``!command``, or a prompt: for the running turn,
+        which reads it at its next step (or, ending first, sends it next), or queued while the session is
+        being built."""
         self.conversation.scroll_end(animate=False)  # back to the end, where the answer comes
         if text.startswith("/") and not text.startswith("//"):
             self._slash_command(text)
         elif text.startswith("!") and len(text) > 1:
             self._user_shell(text[1:].strip())
+        elif self._session is not None and self.turn_signal is not None:  # steering the running turn
+            self._session.steering.add(text)
+            self.conversation.add(UserMessage(text))
+            self.transcript.add("user", text)
+            self.notice(
+                f"Sent {queued_preview(text)} to the running turn: the model reads it after this step."
+            )
         else:
             self.pending.append(text)
             if self._session is None:
                 self.notice("Starting… your message goes as soon as the session is ready.")
-            elif self.turn_signal is not None:
-                self.notice(
-                    f"Queued {queued_preview(text)}: it goes when the current turn ends (Esc stops the turn)."
-                )
             self._next_prompt()
 
     def _next_prompt(self) -> None:
@@ -255,8 +261,11 @@ class QcliApp(App[int]):
 
         session = self.session
         self.turn_signal = signal = AbortSignal()
-        self.conversation.add(UserMessage(text))
-        self.transcript.add("user", text)
+        if text in self.shown:
+            self.shown.remove(text)  # a steering message the turn ended before reading: shown already
+        else:
+            self.conversation.add(UserMessage(text))
+            self.transcript.add("user", text)
         self.status_line.set(busy="reading mentions", since=time.monotonic(), stoppable=True)
         try:
             images = session.takes_images
@@ -269,6 +278,11 @@ class QcliApp(App[int]):
         finally:
             self.turn_signal = None
             self.retry_notice = None
+            unread = session.steering.take()
+            if unread and not signal.aborted:  # the turn ended before its next step: they go next
+                self.pending[0:0] = unread
+                self.shown += unread
+                self.notice(f"Queued {queued_preview(unread[0])}: the turn ended before the model read it.")
             if not self.pending:
                 self.signals.notify_if_away("qcli: the turn ended")
             self.status_line.set(busy="", since=0.0, retry_at=0.0, stoppable=False)

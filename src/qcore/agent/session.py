@@ -30,6 +30,7 @@ from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
+from qcore.agent.steering import Steering
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
@@ -123,6 +124,7 @@ class Session:
         """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
+        self.steering = Steering()  # what the user says during a turn, read at its next step
         self._started = False
         self._warmed = False
         if text := prompt.build():  # a resumed session's prompt is made anew, never taken from the file
@@ -324,6 +326,8 @@ class Session:
         if verdict is not None and verdict.stop:
             turn.end("loop")
             self.events.emit(loop_detected(verdict))
+        elif self.steering:  # the user spoke during the step: the model reads it with the results
+            self.steering.inject(self.state)
 
     async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
         """The tool declarations for the next request, once it may be made and the history fits the

@@ -1,0 +1,296 @@
+"""Subagents through real sessions: the ``task`` tool starts a child session built by ``create_session``,
+and the scripted model server answers the main conversation and the subagent's by their system prompts.
+Separate histories, restricted tools, one shared policy and approver, limits, and cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qcore.abort import AbortSignal
+from qcore.agent.session import Session
+from qcore.events import Event, SubagentFinished, SubagentStarted, SubagentUpdate, ToolCallUpdated
+from qcore.files.workspace import Workspace
+from qcore.llm.openai import OpenAIClient
+from qcore.permissions import ApprovalMode, Decision
+from qcore.runtime import SessionConfig, create_session
+from qcore.testing import ScriptedApprover
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.routing import ByConversation
+from tests.support.sessions import quiet_settings
+
+READER = """---
+name: reader
+description: Reads files and reports what they say.
+tools: [read_file, glob]
+maxTurns: 4
+---
+You are READER. Read what you are asked to and report it in one line.
+"""
+
+WRITER = """---
+name: writer
+description: Writes files.
+tools:
+  - write_file
+  - read_file
+---
+You are WRITER. Write what you are asked to.
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    agents = root / ".qwen" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reader.md").write_text(READER)
+    (agents / "writer.md").write_text(WRITER)
+    (root / "a.txt").write_text("alpha\n")
+    return root
+
+
+@pytest.fixture
+async def make(project: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer) -> AsyncIterator[Any]:
+    made: list[Session] = []
+
+    def build(**config: Any) -> tuple[Session, list[Event]]:
+        session, problems = create_session(
+            SessionConfig(
+                llm=OpenAIClient(model="m", api_key="k", base_url=openai_server.base_url, max_retries=0),
+                workspace=Workspace([project]),
+                settings=quiet_settings(),
+                home=tmp_path / "home",
+                plugins=False,
+                system_prompt="You are MAIN.",
+                **config,
+            )
+        )
+        assert problems == [], problems
+        seen: list[Event] = []
+        session.events.subscribe(seen.append)
+        made.append(session)
+        return session, seen
+
+    yield build
+    for session in made:
+        await session.aclose()
+
+
+def task(agent: str, prompt: str) -> Reply:
+    return Reply.call("task", description=f"ask {agent}", prompt=prompt, subagent_type=agent)
+
+
+def tool_messages(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+async def test_a_subagent_works_in_its_own_conversation_and_returns_its_last_answer(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    route = ByConversation(
+        MAIN=[task("reader", "What does a.txt say?"), Reply("a.txt says alpha.")],
+        READER=[Reply.call("read_file", file_path=str(project / "a.txt")), Reply("It says alpha.")],
+    ).serve(openai_server)
+    session, seen = make()
+
+    outcome = await session.send("Ask the reader about a.txt.")
+
+    assert outcome.reason == "completed" and outcome.text == "a.txt says alpha."
+    reader = route.seen["READER"]
+    assert reader[0]["messages"][0]["content"].startswith("You are READER.")
+    assert [m["role"] for m in reader[0]["messages"]] == ["system", "user"]
+    assert reader[0]["messages"][1]["content"] == "What does a.txt say?"
+    assert sorted(route.tools("READER")) == ["glob", "read_file"]  # no task, no write, no plan exit
+    assert "task" in route.tools("MAIN") and "exit_plan_mode" not in route.tools("MAIN")
+    # The main conversation gets one result: the subagent's last answer, and nothing of its work.
+    assert tool_messages(route.seen["MAIN"][1]) == ["It says alpha."]
+    assert not any("alpha\n" in json.dumps(m) for m in route.seen["MAIN"][1]["messages"])
+    assert [m.role for m in session.history] == ["system", "user", "assistant", "tool", "assistant"]
+    started = [e for e in seen if isinstance(e, SubagentStarted)]
+    assert [(e.agent, e.tools) for e in started] == [("reader", ("read_file", "glob"))]
+    inner = [
+        e.event.call for e in seen if isinstance(e, SubagentUpdate) and isinstance(e.event, ToolCallUpdated)
+    ]
+    assert inner[-1].tool_name == "read_file" and inner[-1].state.value == "success"
+    task_id = next(e.call.call_id for e in seen if isinstance(e, ToolCallUpdated))
+    assert all(e.call_id == task_id for e in seen if isinstance(e, SubagentUpdate))
+    finished = [e for e in seen if isinstance(e, SubagentFinished)]
+    assert [(e.reason, e.text, e.num_turns, e.tool_calls) for e in finished] == [
+        ("completed", "It says alpha.", 2, 1)
+    ]
+
+
+async def test_a_read_only_subagent_cannot_write_even_in_yolo_mode(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    target = project / "pwned.txt"
+    route = ByConversation(
+        MAIN=[task("reader", "Write pwned.txt."), Reply("ok")],
+        READER=[
+            Reply.calls(
+                ("write_file", {"file_path": str(target), "content": "x"}),
+                ("run_shell_command", {"command": f"touch {target}"}),
+            ),
+            Reply("I could not write."),
+        ],
+    ).serve(openai_server)
+    session, _ = make(mode=ApprovalMode.YOLO)
+
+    await session.send("go")
+
+    assert not target.exists()
+    results = tool_messages(route.seen["READER"][1])
+    assert all("not found in registry" in text for text in results), results
+
+
+async def test_a_subagent_in_plan_mode_is_refused_every_change(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    route = ByConversation(
+        MAIN=[task("writer", "Write b.txt."), Reply("ok")],
+        WRITER=[Reply.call("write_file", file_path=str(project / "b.txt"), content="b"), Reply("refused")],
+    ).serve(openai_server)
+    approver = ScriptedApprover()
+    session, _ = make(mode=ApprovalMode.PLAN, approver=approver)
+
+    await session.send("go")
+
+    assert not (project / "b.txt").exists() and approver.requests == []
+    assert "Plan mode is active" in tool_messages(route.seen["WRITER"][1])[0]
+    assert "exit_plan_mode" not in route.tools("WRITER")
+
+
+async def test_a_subagents_question_goes_to_the_same_approver_and_names_it(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    ByConversation(
+        MAIN=[
+            task("writer", "Write b.txt."),
+            Reply.call("write_file", file_path=str(project / "c.txt"), content="c"),
+            Reply("ok"),
+        ],
+        WRITER=[Reply.call("write_file", file_path=str(project / "b.txt"), content="b"), Reply("written")],
+    ).serve(openai_server)
+    approver = ScriptedApprover(Decision.always())
+    session, seen = make(approver=approver)
+
+    await session.send("go")
+
+    [asked] = approver.requests
+    task_id = next(e.call_id for e in seen if isinstance(e, SubagentStarted))
+    assert (asked.tool_name, asked.subagent, asked.task_call_id) == ("write_file", "writer", task_id)
+    # The subagent's "always" is a rule of the one shared policy: the parent's own write runs unasked.
+    assert (project / "b.txt").read_text() == "b" and (project / "c.txt").read_text() == "c"
+    assert any(rule.pattern == asked.suggested_rules[0] for rule in session.policy.rules)
+
+
+async def test_a_subagent_stops_at_its_turn_limit_with_a_clear_result(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    files = [project / f"f{n}.txt" for n in range(6)]
+    for path in files:
+        path.write_text(path.name)
+    route = ByConversation(
+        MAIN=[task("reader", "Read everything."), Reply("gave up")],
+        READER=[Reply.call("read_file", file_path=str(path)) for path in files],
+    ).serve(openai_server)
+    session, seen = make()
+
+    outcome = await session.send("go")
+
+    assert outcome.reason == "completed" and len(route.seen["READER"]) == 4  # maxTurns: 4
+    result = tool_messages(route.seen["MAIN"][1])[0]
+    assert "turn limit (4 model requests)" in result
+    assert [e.reason for e in seen if isinstance(e, SubagentFinished)] == ["max_turns"]
+
+
+async def test_the_session_turn_limit_bounds_a_subagent_too(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    route = ByConversation(
+        MAIN=[task("general-purpose", "Look around."), Reply("done")],
+        YOU_ARE_A_SUBAGENT=[Reply.call("glob", pattern="*") for _ in range(5)],
+    )
+    route.scripts = {
+        "You are MAIN": route.scripts["MAIN"],
+        "subagent working on one task": route.scripts["YOU-ARE-A-SUBAGENT"],
+    }
+    route.seen = {key: [] for key in route.scripts}
+    route.serve(openai_server)
+    session, _ = make(max_turns=3)
+
+    outcome = await session.send("go")
+
+    assert len(route.seen["subagent working on one task"]) == 2  # 3 for the session, 1 used by the parent
+    assert outcome.text == "done"
+    assert "turn limit (2 model requests)" in tool_messages(route.seen["You are MAIN"][1])[0]
+
+
+async def test_a_looping_subagent_ends_with_a_result_that_says_so(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    missing = str(project / "missing.txt")
+    route = ByConversation(
+        MAIN=[task("writer", "Read missing.txt."), Reply("it looped")],
+        WRITER=[Reply.call("read_file", file_path=missing) for _ in range(8)],
+    ).serve(openai_server)
+    session, seen = make()
+
+    outcome = await session.send("go")
+
+    assert outcome.text == "it looped"
+    assert "kept repeating the same tool calls" in tool_messages(route.seen["MAIN"][1])[0]
+    assert [e.reason for e in seen if isinstance(e, SubagentFinished)] == ["loop"]
+
+
+async def test_cancel_mid_subagent_stops_it_and_leaves_the_parent_sendable(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    route = ByConversation(
+        MAIN=[task("reader", "Read a.txt."), Reply("after the stop")],
+        READER=[Reply("reading ...", stall_after_chunks=2)],
+    ).serve(openai_server)
+    session, seen = make()
+    signal = AbortSignal()
+
+    def stop_when_the_subagent_streams(event: Event) -> None:
+        if isinstance(event, SubagentUpdate) and type(event.event).__name__ == "AssistantTextDelta":
+            signal.abort("stopped by the user")
+
+    session.events.subscribe(stop_when_the_subagent_streams)
+    outcome = await asyncio.wait_for(session.send("go", signal), 30)
+
+    assert outcome.reason == "cancelled"
+    assert [e.reason for e in seen if isinstance(e, SubagentFinished)] == ["cancelled"]
+    roles = [m.role for m in session.history]
+    assert roles == ["system", "user", "assistant", "tool"]
+    assert session.history[-1].tool_call_id == session.history[-2].tool_calls[0].call_id
+    again = await session.send("go on")
+    assert again.text == "after the stop"
+    assert len(route.seen["READER"]) == 1
+
+
+async def test_an_untrusted_projects_subagents_are_held_back(
+    project: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+) -> None:
+    session, problems = create_session(
+        SessionConfig(
+            llm=OpenAIClient(model="m", api_key="k", base_url=openai_server.base_url),
+            workspace=Workspace([project]),
+            settings=quiet_settings(),
+            home=tmp_path / "home",
+            plugins=False,
+            trusted=False,
+        )
+    )
+    task_tool = session.registry.get("task")
+    assert task_tool is not None and "reader" not in task_tool.description
+    assert "- general-purpose:" in task_tool.description
+    assert any("not trusted" in problem and "reader.md" in problem for problem in problems)
+    await session.aclose()

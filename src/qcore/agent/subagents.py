@@ -163,14 +163,13 @@ class Subagents:
             session.events.subscribe(
                 lambda event: progress(event) if isinstance(event, ToolCallUpdated) else None
             )
-        counted: set[str] = set()
-        session.events.subscribe(
-            lambda event: (
-                counted.add(event.call.call_id)
-                if isinstance(event, ToolCallUpdated) and event.call.state.terminal
-                else None
-            )
-        )
+        counted = [0]  # finished calls (an id may come again in a later step; a call finishes once)
+
+        def count(event: Event) -> None:
+            if isinstance(event, ToolCallUpdated) and event.call.state.terminal:
+                counted[0] += 1
+
+        session.events.subscribe(count)
         self._emit(SubagentStarted(call_id, agent.name, description, tuple(session.registry.names)))
         reason, text, turns, usage = "cancelled", "", 0, Usage()
         try:
@@ -183,10 +182,10 @@ class Subagents:
             report = _report(agent, reason, text, session)
             if unknown:
                 report += f"\n\n(Tools its definition names that do not exist here: {', '.join(unknown)}.)"
-            run = SubagentRun(agent.name, reason, report, turns, usage, len(counted))
+            run = SubagentRun(agent.name, reason, report, turns, usage, counted[0])
             elapsed = int((time.monotonic() - started) * 1000)
             self._emit(
-                SubagentFinished(call_id, agent.name, reason, run.text, turns, usage, len(counted), elapsed)
+                SubagentFinished(call_id, agent.name, reason, run.text, turns, usage, counted[0], elapsed)
             )
         return run
 

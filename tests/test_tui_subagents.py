@@ -1,0 +1,94 @@
+"""Subagents and the plan hand-off in the TUI, through Pilot: a task is one card listing the subagent's
+calls, its questions say which subagent asks, and a plan is approved or sent back from the question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qcli.tui.widgets.tool_card import ToolCard
+from qcore.llm.scripted import reply
+from qcore.permissions import ApprovalMode
+from tests.support.tui import APP_PY, Project, idle, make_project, question, screen_text, step, type_text
+
+WRITER = """---
+name: writer
+description: Writes files.
+tools: [read_file, write_file]
+---
+You are WRITER.
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    made = make_project(tmp_path, monkeypatch)
+    agents = made.root / ".qwen" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "writer.md").write_text(WRITER)
+    return made
+
+
+async def test_a_task_is_one_card_listing_the_subagents_calls_and_its_question_names_it(
+    project: Project,
+) -> None:
+    steps = [
+        reply(
+            "",
+            ("task", {"description": "write notes", "prompt": "Write notes.txt", "subagent_type": "writer"}),
+        ),
+        reply("", ("read_file", {"file_path": project.path("app.py")})),
+        reply("", ("write_file", {"file_path": project.path("notes.txt"), "content": "notes\n"})),
+        reply("Wrote notes.txt."),
+        reply("The writer wrote the notes."),
+    ]
+    app = project.app(steps, "-i", "have the writer write notes")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await question(pilot, "edit")
+        title = str(app.approval._title.render())
+        assert "asked by the writer subagent" in title
+        cards = list(app.query(ToolCard))
+        assert len(cards) == 1 and cards[0].call.name == "task"  # the subagent's calls are inside it
+        await pilot.press("y")
+        await idle(pilot)
+        shown = screen_text(app)
+        body = app.query_one(ToolCard).body_text().plain
+    assert (project.root / "notes.txt").read_text() == "notes\n"
+    assert "The writer wrote the notes." in shown
+    assert "ReadFile" in body and "WriteFile" in body and body.rstrip().endswith("Wrote notes.txt.")
+    assert [m.role for m in app.session.history][1:] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_a_plan_is_approved_into_auto_edit_from_its_question(project: Project) -> None:
+    steps = [
+        reply("", ("exit_plan_mode", {"plan": "## Plan\n1. Use an f-string in `greet`."})),
+        reply("Starting."),
+    ]
+    app = project.app(steps, "-i", "plan it", "--approval-mode", "plan")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await question(pilot, "plan")
+        shown = screen_text(app)
+        assert "Use an f-string" in shown and "keep planning" in shown and "accept edits" in shown
+        await pilot.press("a")
+        await idle(pilot)
+    assert app.session.approval_mode is ApprovalMode.AUTO_EDIT
+    assert app.status_line.status.mode == "auto-edit"
+
+
+async def test_keep_planning_sends_the_feedback_and_the_mode_stays(project: Project) -> None:
+    steps = [
+        reply("", ("exit_plan_mode", {"plan": "1. Rewrite everything."})),
+        lambda messages: reply(f"Noted: {messages[-1].content}"),
+    ]
+    app = project.app(steps, "-i", "plan it", "--approval-mode", "plan")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await question(pilot, "plan")
+        await pilot.press("n")
+        await step(pilot, "feedback")
+        await type_text(pilot, "smaller steps")
+        await pilot.press("enter")
+        await idle(pilot)
+    assert app.session.approval_mode is ApprovalMode.PLAN
+    assert "smaller steps" in app.session.history[-1].text()
+    assert (project.root / "app.py").read_text() == APP_PY

@@ -10,7 +10,17 @@ import pytest
 from qcli.tui.widgets.tool_card import ToolCard
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
-from tests.support.tui import APP_PY, Project, idle, make_project, question, screen_text, step, type_text
+from tests.support.tui import (
+    APP_PY,
+    Project,
+    idle,
+    make_project,
+    question,
+    screen_text,
+    step,
+    type_text,
+    until,
+)
 
 WRITER = """---
 name: writer
@@ -92,3 +102,24 @@ async def test_keep_planning_sends_the_feedback_and_the_mode_stays(project: Proj
     assert app.session.approval_mode is ApprovalMode.PLAN
     assert "smaller steps" in app.session.history[-1].text()
     assert (project.root / "app.py").read_text() == APP_PY
+
+
+async def test_agents_lists_the_definitions_and_stats_counts_per_agent(project: Project) -> None:
+    steps = [
+        reply("", ("task", {"description": "read", "prompt": "Read app.py", "subagent_type": "writer"})),
+        reply("", ("read_file", {"file_path": project.path("app.py")})),
+        reply("It defines greet."),
+        reply("Done."),
+    ]
+    app = project.app(steps, "-i", "ask the writer")
+    async with app.run_test(size=(200, 120)) as pilot:
+        await idle(pilot)
+        await type_text(pilot, "/agents")
+        await pilot.press("escape", "enter")
+        await until(pilot, lambda: "general-purpose" in screen_text(app))
+        text = screen_text(app)
+        assert "writer" in text and "Writes files." in text and "writer.md" in text
+        await type_text(pilot, "/stats")
+        await pilot.press("escape", "enter")
+        await until(pilot, lambda: "subagent writer" in screen_text(app))
+        assert "1 run, 2 requests, 1 tool calls" in screen_text(app)

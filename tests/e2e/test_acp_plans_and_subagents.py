@@ -4,10 +4,14 @@ question naming it."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from acp.schema import CurrentModeUpdate, ToolCallProgress, ToolCallStart
 
 from tests.e2e.conftest import Workdir
 from tests.e2e.test_acp import RecordingClient, agent, new_session, pick, prompt
+from tests.e2e.test_session_resume import assert_valid
 from tests.support.openai_server import Reply
 from tests.support.routing import ByConversation
 
@@ -98,3 +102,39 @@ async def test_a_subagents_calls_are_cards_and_its_question_names_it(workdir: Wo
         p for p in client.of(ToolCallProgress) if p.tool_call_id == task_id and p.status == "completed"
     ]
     assert finished and "Wrote it." in str(finished[-1].content)
+
+
+async def test_cancel_mid_subagent_stops_it_and_the_next_prompt_works(workdir: Workdir) -> None:
+    agents = workdir.root / ".qwen" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "writer.md").write_text(WRITER)
+    route = ByConversation(
+        WRITER=[Reply("working ...", stall_after_chunks=2)],
+        **{
+            "": [
+                Reply.call("task", description="notes", prompt="Write notes.txt", subagent_type="writer"),
+                Reply("Fine, after the cancel."),
+            ]
+        },
+    ).serve(workdir.server)
+    client = RecordingClient(pick("allow_once"))
+
+    async with agent(workdir, client) as connection:
+        session = await new_session(connection, workdir)
+        turn = asyncio.create_task(connection.prompt(session_id=session, prompt=prompt("go")))
+        await asyncio.to_thread(wait_for_request, route, "WRITER")
+        await connection.cancel(session_id=session)
+        done = await asyncio.wait_for(turn, 20)
+        again = await connection.prompt(session_id=session, prompt=prompt("and now?"))
+
+    assert done.stop_reason == "cancelled" and again.stop_reason == "end_turn"
+    assert client.text(session).endswith("Fine, after the cancel.")
+    assert_valid(workdir.server.chat_requests[-1].body["messages"])
+    assert len(route.seen["WRITER"]) == 1
+
+
+def wait_for_request(route: ByConversation, key: str, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not route.seen[key]:
+        assert time.monotonic() < deadline, f"no request from {key}"
+        time.sleep(0.02)

@@ -173,7 +173,7 @@ class AcpSession:
                 self._show_call(view)
             case SubagentView(task_call_id=task, agent=agent, call=CallView() as call):
                 card = self._subagent_card(task, call.call_id, new=call.state is ToolCallState.VALIDATING)
-                self._show_call(replace(call, call_id=card, title=f"{agent} › {call.title}"))
+                self._show_call(replace(call, call_id=card, title=f"{agent} › {call.title}"), plan=False)
             case LiveOutput(call_id=call_id, output=str(output)):
                 content: list[updates.Content] = [updates.text(updates.fenced(output))]
                 self.send(
@@ -212,7 +212,9 @@ class AcpSession:
             )
         )
 
-    def _show_call(self, call: CallView) -> None:
+    def _show_call(self, call: CallView, *, plan: bool = True) -> None:
+        """The call's card; with ``plan``, a todo list it wrote becomes the editor's plan (a subagent's
+        own list does not replace the session's)."""
         if call.state is ToolCallState.VALIDATING:
             return  # the tool, its kind and its title are known from the next state on
         if call.name == "run_shell_command":
@@ -229,7 +231,7 @@ class AcpSession:
         if call.state.terminal:
             self._terminals.pop(call.call_id, None)
         self.send(updates.progress(call, locations, terminal))
-        if call.state is ToolCallState.SUCCESS and isinstance(call.display, TodoListDisplay):
+        if plan and call.state is ToolCallState.SUCCESS and isinstance(call.display, TodoListDisplay):
             self.send(updates.plan(call.display))
 
     # --- a turn -------------------------------------------------------------------------------------

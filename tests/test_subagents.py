@@ -294,3 +294,20 @@ async def test_an_untrusted_projects_subagents_are_held_back(
     assert "- general-purpose:" in task_tool.description
     assert any("not trusted" in problem and "reader.md" in problem for problem in problems)
     await session.aclose()
+
+
+async def test_a_subagent_asks_for_the_model_its_definition_names(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    (project / ".qwen" / "agents" / "fast.md").write_text(
+        "---\nname: fast\ndescription: Quick answers.\nmodel: small-model\ntools: []\n---\nYou are FAST.\n"
+    )
+    route = ByConversation(MAIN=[task("fast", "Say hi."), Reply("ok")], FAST=[Reply("hi")]).serve(
+        openai_server
+    )
+    session, _ = make()
+
+    await session.send("go")
+
+    assert route.seen["FAST"][0]["model"] == "small-model" and route.seen["MAIN"][0]["model"] == "m"
+    assert "tools" not in route.seen["FAST"][0] or not route.seen["FAST"][0]["tools"]

@@ -311,3 +311,41 @@ async def test_a_subagent_asks_for_the_model_its_definition_names(
 
     assert route.seen["FAST"][0]["model"] == "small-model" and route.seen["MAIN"][0]["model"] == "m"
     assert "tools" not in route.seen["FAST"][0] or not route.seen["FAST"][0]["tools"]
+
+
+async def test_read_only_subagents_run_side_by_side(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    read = Reply.call("read_file", file_path=str(project / "a.txt"))
+    read.delay = 0.3
+    route = ByConversation(
+        MAIN=[
+            Reply.calls(
+                *(
+                    ("task", {"description": d, "prompt": d, "subagent_type": "reader"})
+                    for d in ("one", "two")
+                )
+            ),
+            Reply("ok"),
+        ],
+        READER=[read, read, Reply("first"), Reply("second")],
+    ).serve(openai_server)
+    session, seen = make()
+
+    await session.send("go")
+
+    # Both subagents asked the model before either had a tool result: they ran at the same time.
+    first_steps = [len(body["messages"]) for body in route.seen["READER"][:2]]
+    assert first_steps == [2, 2]
+    assert sorted(tool_messages(route.seen["MAIN"][1])) == ["first", "second"]
+    kinds = {e.call.kind.value for e in seen if isinstance(e, ToolCallUpdated) and e.call.tool_name == "task"}
+    assert kinds == {"read"}
+
+
+async def test_a_subagent_that_may_write_runs_alone(make: Any, project: Path) -> None:
+    session, _ = make()
+    task_tool = session.registry.get("task")
+    assert task_tool is not None
+    writer = task_tool.build({"description": "d", "prompt": "p", "subagent_type": "writer"})
+    reader = task_tool.build({"description": "d", "prompt": "p", "subagent_type": "reader"})
+    assert task_tool.call_kind(writer).value == "other" and task_tool.call_kind(reader).value == "read"

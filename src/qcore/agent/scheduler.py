@@ -158,7 +158,7 @@ class ToolScheduler:
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
         self._tools[call.call_id] = tool
-        return call.evolve(params=params, description=description)
+        return call.evolve(params=params, description=description, kind=tool.call_kind(params))
 
     async def _question(
         self, call: ToolCall, tool: AnyTool, signal: AbortSignal

@@ -36,7 +36,7 @@ from qcore.events import (
 from qcore.extensions.agents import GENERAL_PURPOSE, AgentCatalog, AgentDefinition
 from qcore.llm.types import Usage
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
-from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.base import CONCURRENT_KINDS, BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult
 
 if TYPE_CHECKING:
@@ -117,6 +117,12 @@ class Subagents:
                 wanted.append(resolved)
         removed = {self._parent_tools.resolve_name(name) or name for name in agent.disallowed_tools}
         return frozenset(wanted) - removed - NOT_FOR_SUBAGENTS, unknown
+
+    def reads_only(self, agent: AgentDefinition) -> bool:
+        """Whether every tool a run of ``agent`` gets only reads or searches (then runs may overlap)."""
+        tools, _ = self.tools_for(agent)
+        found = [self._parent_tools.get(name) for name in tools]
+        return bool(found) and all(t is not None and t.kind in CONCURRENT_KINDS for t in found)
 
     def turn_limit(self, agent: AgentDefinition) -> int:
         """The definition's limit and what is left of the parent's; -1: none."""
@@ -255,6 +261,11 @@ class TaskTool(BaseTool[TaskParams]):
             names = ", ".join(self.subagents.catalog.agents)
             return f"No subagent named {params.subagent_type!r}. Available: {names}."
         return None
+
+    def call_kind(self, params: TaskParams) -> Kind:
+        """A read when every tool the subagent gets only reads (it may then run beside other reads)."""
+        agent = self.subagents.catalog.get(params.subagent_type)
+        return Kind.READ if agent is not None and self.subagents.reads_only(agent) else self.kind
 
     def get_description(self, params: TaskParams) -> str:
         return f"{params.subagent_type}: {params.description}"

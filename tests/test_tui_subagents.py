@@ -10,6 +10,8 @@ import pytest
 from qcli.tui.widgets.tool_card import ToolCard
 from qcore.llm.scripted import reply
 from qcore.permissions import ApprovalMode
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.routing import ByConversation
 from tests.support.tui import (
     APP_PY,
     Project,
@@ -123,3 +125,31 @@ async def test_agents_lists_the_definitions_and_stats_counts_per_agent(project: 
         await pilot.press("escape", "enter")
         await until(pilot, lambda: "subagent writer" in screen_text(app))
         assert "1 run, 2 requests, 1 tool calls" in screen_text(app)
+
+
+async def test_ctrl_c_stops_a_running_subagent_and_the_turn_goes_on(
+    project: Project, openai_server: ScriptedOpenAIServer
+) -> None:
+    from qcore.llm.openai import OpenAIClient
+
+    ByConversation(
+        WRITER=[Reply("thinking it over ...", stall_after_chunks=2)],
+        **{
+            "": [
+                Reply.call("task", description="notes", prompt="Write notes", subagent_type="writer"),
+                Reply("The writer was stopped; going on without it."),
+            ]
+        },
+    ).serve(openai_server)
+    client = OpenAIClient(model="m", api_key="k", base_url=openai_server.base_url, max_retries=0)
+    app = project.app(client, "-i", "have the writer write notes")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: any(card.call.name == "task" for card in app.query(ToolCard)))
+        await until(pilot, lambda: len(openai_server.chat_requests) >= 2)  # the subagent is asking
+        await pilot.press("ctrl+c")
+        await idle(pilot)
+        shown = screen_text(app)
+    assert "going on without it" in shown
+    tool = next(m for m in app.session.history if m.role == "tool")
+    assert "cancel" in tool.text().lower() or "stopped" in tool.text().lower()
+    assert not (project.root / "notes").exists()

@@ -83,3 +83,23 @@ def test_a_file_defining_general_purpose_replaces_the_built_in(tmp_path: Path) -
     write(tmp_path, "gp", "---\nname: general-purpose\ndescription: mine\n---\nMine")
     catalog = load_agents(tmp_path, tmp_path / "nohome")
     assert [agent.description for agent in catalog] == ["mine"]
+
+
+def test_a_written_definition_reads_back_and_is_never_overwritten(tmp_path: Path) -> None:
+    from qcore.extensions.agents import write_agent
+
+    folder = tmp_path / ".qwen" / "agents"
+    made = write_agent(folder, AgentLevel.PROJECT, "notes", "Takes: notes", "Write notes.", ("read_file",))
+    again = parse_agent((folder / "notes.md").read_text())
+    assert (again.name, again.description, again.tools, again.system_prompt) == (
+        "notes",
+        "Takes: notes",
+        ("read_file",),
+        "Write notes.",
+    )
+    assert made.path == folder / "notes.md"
+    with pytest.raises(FileExistsError):
+        write_agent(folder, AgentLevel.PROJECT, "notes", "d", "p")
+    with pytest.raises(AgentFileError):
+        write_agent(folder, AgentLevel.PROJECT, "../escape", "d", "p")
+    assert sorted(p.name for p in tmp_path.rglob("*.md")) == ["notes.md"]

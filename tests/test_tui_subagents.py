@@ -153,3 +153,38 @@ async def test_ctrl_c_stops_a_running_subagent_and_the_turn_goes_on(
     tool = next(m for m in app.session.history if m.role == "tool")
     assert "cancel" in tool.text().lower() or "stopped" in tool.text().lower()
     assert not (project.root / "notes").exists()
+
+
+async def test_agents_create_writes_a_definition_from_the_form_and_offers_it(project: Project) -> None:
+    from textual.widgets import Input, TextArea
+
+    from qcli.tui.widgets.agent_form import AgentForm
+
+    app = project.app([])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await idle(pilot)
+        await type_text(pilot, "/agents create")
+        await pilot.press("escape", "enter")
+        await until(pilot, lambda: isinstance(app.screen, AgentForm))
+        form = app.screen
+        form.query_one("#agent-name", Input).value = "explainer"
+        form.query_one("#agent-description", Input).value = "Explains code."
+        form.query_one("#agent-tools", Input).value = "read_file, nope"
+        form.query_one("#agent-prompt", TextArea).text = "You explain code simply."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, AgentForm) and "No such tool: nope" in screen_text_of(form)
+        form.query_one("#agent-tools", Input).value = "read_file"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, AgentForm))
+        await idle(pilot)
+    written = (project.root / ".qwen" / "agents" / "explainer.md").read_text()
+    assert written.startswith("---\nname: explainer\n") and written.endswith("You explain code simply.\n")
+    task_tool = app.session.registry.get("task")
+    assert task_tool is not None and "- explainer: Explains code." in task_tool.description
+
+
+def screen_text_of(form: object) -> str:
+    from textual.widgets import Static
+
+    return " ".join(str(w.render()) for w in form.query(Static))  # type: ignore[attr-defined]

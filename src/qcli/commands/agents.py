@@ -1,13 +1,17 @@
-"""``/agents``: the subagents the ``task`` tool offers, where each is defined, and what was held back."""
+"""``/agents``: the subagents the ``task`` tool offers, where each is defined, and what was held back;
+``/agents create`` makes a new definition from a short form (where the front end has one)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcli.commands.host import markdown_table
+from qcli.severity import Severity
 
 if TYPE_CHECKING:
     from qcli.commands.host import CommandHost
+    from qcore.agent.subagents import Subagents
 
 __all__ = ["agents"]
 
@@ -18,6 +22,9 @@ async def agents(host: CommandHost, args: str) -> None:
     tool = host.session.registry.get("task")
     if not isinstance(tool, TaskTool):
         host.show("No subagents: the `task` tool is turned off in this session.")
+        return
+    if args.strip() == "create":
+        await _create(host, tool.subagents)
         return
     catalog = tool.subagents.catalog
     rows = []
@@ -41,3 +48,33 @@ async def agents(host: CommandHost, args: str) -> None:
         "frontmatter with `name`, `description`, optional `tools` and `maxTurns`; the body is its prompt."
     )
     host.show(text)
+
+
+async def _create(host: CommandHost, subagents: Subagents) -> None:
+    from qcore.extensions.agents import AgentFileError, AgentLevel, agent_folders, write_agent
+
+    form = getattr(host, "agent_form", None)  # the TUI's; an editor has no form to show
+    if form is None:
+        host.show("Create a subagent by writing `.qwen/agents/<name>.md` (see `/agents`).")
+        return
+    config = host.session.config
+    trusted = config.trusted if config is not None else True
+    draft = await form(subagents.tool_names, trusted)
+    if draft is None:
+        return
+    level = AgentLevel(draft.scope)
+    home = (config.home if config is not None else None) or Path.home()
+    folder = agent_folders(host.session.workspace.root, home)[level]
+    try:
+        agent = write_agent(folder, level, draft.name, draft.description, draft.prompt, draft.tools)
+    except FileExistsError:
+        host.notice(f"Not created: {folder / draft.name}.md exists already.", Severity.WARNING)
+        return
+    except (AgentFileError, OSError) as error:
+        host.notice(f"Not created: {error}", Severity.WARNING)
+        return
+    if level is AgentLevel.PROJECT and not trusted:
+        host.notice(f"Created {agent.path}; it is used once this folder is trusted.")
+        return
+    subagents.add(agent)
+    host.notice(f"Created {agent.path}; the model can use the {agent.name} subagent from its next request.")

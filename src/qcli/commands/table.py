@@ -49,7 +49,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "commands and keys", _help, aliases=("?",)),
     SlashCommand("tools", "the tools the model can call", commands_tools.tools),
     SlashCommand(
-        "agents", "the subagents the model can start, and where each is defined", commands_agents.agents
+        "agents",
+        "the subagents the model can start, and where each is defined",
+        commands_agents.agents,
+        "[create]",
     ),
     SlashCommand("mcp", "MCP servers: state, failures, stderr", commands_tools.mcp, "[reconnect [NAME]]"),
     SlashCommand(

@@ -105,6 +105,15 @@ class Subagents:
         self._parent_max_turns = parent_max_turns
         self._parent_tools = parent_tools
 
+    def add(self, agent: AgentDefinition) -> None:
+        """A definition made during the session (``/agents create``): offered from the next request."""
+        self.catalog.agents[agent.name] = agent
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The parent's tools, those a definition may name."""
+        return [name for name in self._parent_tools.names if name not in NOT_FOR_SUBAGENTS]
+
     def tools_for(self, agent: AgentDefinition) -> tuple[frozenset[str], list[str]]:
         """The tools a run of ``agent`` gets, by their registered names, and the names that match none."""
         unknown: list[str] = []
@@ -249,10 +258,12 @@ class TaskTool(BaseTool[TaskParams]):
     def __init__(self, subagents: Subagents) -> None:
         super().__init__(None)
         self.subagents = subagents
-        listed = "\n".join(
-            f"- {agent.name}: {agent.description}" for agent in subagents.catalog.agents.values()
-        )
-        self.description = _TASK_DESCRIPTION.format(agents=listed)
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        """Made from the catalog as it is now (``/agents create`` adds to it)."""
+        listed = "\n".join(f"- {agent.name}: {agent.description}" for agent in self.subagents.catalog)
+        return _TASK_DESCRIPTION.format(agents=listed)
 
     def validate_tool_param_values(self, params: TaskParams) -> str | None:
         if not params.prompt.strip():

@@ -26,7 +26,7 @@ built-in ``general-purpose`` agent. A file that cannot be used is a problem to s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -40,8 +40,11 @@ __all__ = [
     "AgentDefinition",
     "AgentFileError",
     "AgentLevel",
+    "agent_folders",
+    "agent_text",
     "load_agents",
     "parse_agent",
+    "write_agent",
 ]
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -171,8 +174,39 @@ def parse_agent(
     )
 
 
-def _split(text: str) -> tuple[dict[str, Any], str]:
+def agent_text(name: str, description: str, prompt: str, tools: Sequence[str] | None = None) -> str:
+    """A definition file's text, in the format ``parse_agent`` reads (and Qwen Code writes)."""
     import yaml  # type: ignore[import-untyped]
+
+    meta: dict[str, Any] = {"name": name, "description": description}
+    if tools is not None:
+        meta["tools"] = list(tools)
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{front}---\n\n{prompt.strip()}\n"
+
+
+def write_agent(
+    folder: Path,
+    level: AgentLevel,
+    name: str,
+    description: str,
+    prompt: str,
+    tools: Sequence[str] | None = None,
+) -> AgentDefinition:
+    """A new definition file ``<folder>/<name>.md`` (``agent_folders`` names the folder of each level),
+    checked by reading it back first; never replaces a file (``FileExistsError``); ``AgentFileError``
+    says what is wrong with the fields."""
+    text = agent_text(name.strip(), description.strip(), prompt, tools)
+    path = folder / f"{name.strip()}.md"
+    agent = parse_agent(text, level=level, path=path)
+    folder.mkdir(parents=True, exist_ok=True)
+    with path.open("x", encoding="utf-8") as file:
+        file.write(text)
+    return agent
+
+
+def _split(text: str) -> tuple[dict[str, Any], str]:
+    import yaml
 
     text = text.lstrip("\ufeff")
     match = re.match(r"^---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|$)", text, re.S | re.M)

@@ -16,6 +16,7 @@ from qcli.event_view import (
     LiveOutput,
     LoopStopped,
     ModeChanged,
+    ModelSet,
     Opened,
     PastCall,
     Prompted,
@@ -45,6 +46,7 @@ from qcore.events import (
     ErrorOccurred,
     Event,
     LoopDetected,
+    ModelChanged,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -117,13 +119,14 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
         ToolResultsSent((DONE, FAILED)),
         (ResultsSent((SentResult("c1", "built", False), SentResult("c1", FAILED.response_text(), True))),),
     ),
-    UsageUpdated: (UsageUpdated(USAGE, USAGE), (ContextUsed(120),)),
+    UsageUpdated: (UsageUpdated(USAGE, USAGE), ()),  # the context figure comes with ContextUpdated
     ContextUpdated: (ContextUpdated(900, 32000), (ContextUsed(900, 32000),)),
     ContextCompressed: (
         ContextCompressed(2000, 500, 6, True),
         (Compressed("Context compressed: 2,000 → 500 tokens (6 older messages summarised).", True),),
     ),
     ApprovalModeChanged: (ApprovalModeChanged(ApprovalMode.YOLO), (ModeChanged(ApprovalMode.YOLO),)),
+    ModelChanged: (ModelChanged("m2", 8192), (ModelSet("m2", 8192),)),
     ToolSourceUpdate: (
         ToolSourceUpdate("mcp:git", "failed", "exited"),
         (SourceChanged("mcp:git", SourceState.FAILED, "exited"),),

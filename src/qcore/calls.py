@@ -82,6 +82,10 @@ class ToolCall:
         updated.__dict__.update(self.__dict__, **changes)
         return updated
 
+    def noted(self, note: str) -> ToolCall:
+        """A copy with ``note`` added after any note it has."""
+        return self.evolve(note=f"{self.note}\n\n{note}" if self.note else note)
+
     def response_text(self) -> str:
         """What the model reads for this call."""
         answer = self.answer_text()

@@ -120,6 +120,14 @@ class ContextCompressed:
 
 
 @dataclass(frozen=True)
+class ModelChanged:
+    """Requests go to ``model`` from now on (``/model``); ``window`` is its context window as known now."""
+
+    model: str
+    window: int
+
+
+@dataclass(frozen=True)
 class ApprovalModeChanged:
     mode: ApprovalMode
 
@@ -248,6 +256,7 @@ Event = (
     | ContextUpdated
     | ContextCompressed
     | ApprovalModeChanged
+    | ModelChanged
     | ToolSourceUpdate
     | ErrorOccurred
     | LoopDetected

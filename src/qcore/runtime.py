@@ -94,6 +94,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
             events,
             model.context_window_size or default_window(config.llm.model),
             model.chat_compression.context_percentage_threshold,
+            configured=model.context_window_size is not None,
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,

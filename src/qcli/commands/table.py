@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from qcli.commands import agents as commands_agents
 from qcli.commands import context as commands_context
+from qcli.commands import model as commands_model
 from qcli.commands import permissions as commands_permissions
 from qcli.commands import rewind as commands_rewind
 from qcli.commands import stats as commands_stats
@@ -54,6 +55,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
         commands_agents.agents,
         "[create]",
     ),
+    SlashCommand("model", "the model in use; switch to another", commands_model.model, "[NAME]"),
     SlashCommand("mcp", "MCP servers: state, failures, stderr", commands_tools.mcp, "[reconnect [NAME]]"),
     SlashCommand(
         "permissions",

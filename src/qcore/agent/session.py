@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
+from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
@@ -177,6 +178,7 @@ class Session:
             asyncio.get_running_loop()
             if self.tool_sources is not None:
                 self.tool_sources.start()
+            self.context.discover()
             if not self._started and not self._warmed:
                 self._warmed = True
                 for tool in self.registry:
@@ -203,6 +205,7 @@ class Session:
     async def aclose(self) -> None:
         """End what the session started: MCP server processes, a discovery command still running, and
         what the tools own (the processes their commands left running)."""
+        self.context.stop_discovery()
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
         if self.checkpoints is not None:
@@ -249,7 +252,7 @@ class Session:
         turn = Turn(self.turns, self.usage)
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
-        self._take(prompt)
+        turn.prompt = self._take(prompt)
         self.sending = True
         try:
             while turn.reason is None:
@@ -263,18 +266,22 @@ class Session:
         finally:
             self.sending = False
             self._commit(turn.step)
+            if turn.too_big and self.history and self.history[-1] is turn.prompt:
+                self.state.withdraw(1)  # a prompt that cannot be sent must not fail every later turn
             if self.checkpoints is not None:
                 await self.checkpoints.turn_ended()
             outcome = self._finished(turn)
         return outcome
 
-    def _take(self, prompt: str) -> None:
+    def _take(self, prompt: str) -> ChatMessage:
         """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
         self.events.emit(UserPrompt(prompt))
-        self.state.append(ChatMessage(role="user", content=prompt))
+        message = ChatMessage(role="user", content=prompt)
+        self.state.append(message)
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
         self.loop_guard.reset()
+        return message
 
     async def _step(self, turn: Turn, signal: AbortSignal) -> None:
         """One request to the model and the tool calls it asks for, committed to the history together;
@@ -287,9 +294,11 @@ class Session:
         if response is None or not response.tool_calls:
             return  # the turn has ended; it commits what the step got to
         step.calls = await self.scheduler.run(response.tool_calls, signal)
+        if response.finish_reason == "length":
+            step.calls = [call.evolve(note=CUT_OFF_NOTE) for call in step.calls]
         verdict = self.loop_guard.observe(step.calls)
         if verdict is not None and not verdict.stop:  # the model reads it with the call's result
-            step.calls = [c.evolve(note=verdict.reason) if c is verdict.call else c for c in step.calls]
+            step.calls = [c.noted(verdict.reason) if c is verdict.call else c for c in step.calls]
         self._commit(step)
         self.events.emit(ToolResultsSent(tuple(step.calls)))
         if verdict is not None and verdict.stop:
@@ -310,8 +319,11 @@ class Session:
         if self.tool_sources is not None:
             await self.tool_sources.ready()
         tools = self.registry.declarations()
-        if not (await self.context.fit(self.state, tools, signal)).ok:
+        await self.context.discovered()
+        fit = await self.context.fit(self.state, tools, signal)
+        if not fit.ok:
             turn.end("cancelled" if signal.aborted else "error")
+            turn.too_big = fit.prompt_too_big
             return None
         return tools
 
@@ -325,6 +337,12 @@ class Session:
         try:
             response = await self._ask_model(signal, step, tools)
         except LLMError as error:
+            if error.kind is LLMErrorKind.CONTEXT_OVERFLOW and not signal.aborted and turn.first_time("size"):
+                window = self.context.refused(self.history, tools, error.window)
+                reason = f"the request was too big for the model's window of {window:,} tokens; making room"
+                self.events.emit(ModelRetrying(1, 0.0, reason))
+                return None  # the next step compresses to the smaller window
+            turn.too_big = error.kind is LLMErrorKind.CONTEXT_OVERFLOW
             self._model_failed(turn, step, error, signal)
             return None
         step.response = response
@@ -334,6 +352,15 @@ class Session:
             self.events.emit(UsageUpdated(response.usage, self.usage))
         self.events.emit(AssistantMessage(self.turns, response.text, response.tool_calls, response.usage))
         turn.text = response.text
+        if (problem := unusable(response, bool(step.reasoning))) is not None:
+            if not response.text.strip():
+                step.response, step.text = None, []  # nothing of it belongs in the history
+            if problem.retry and turn.first_time("unusable"):
+                self.events.emit(ModelRetrying(1, 0.0, problem.cause))
+                return None
+            turn.end("error", LLMError(problem.message, LLMErrorKind.INCOMPLETE))
+            self.events.emit(ErrorOccurred(problem.message, LLMErrorKind.INCOMPLETE.value))
+            return None
         if not response.tool_calls:
             turn.end("completed")
         return response
@@ -345,6 +372,7 @@ class Session:
                 step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
             elif isinstance(item, ReasoningDelta):
+                step.reasoning.append(item.text)
                 self.events.emit(AssistantReasoningDelta(item.text))
             elif isinstance(item, RetryNotice):
                 self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))

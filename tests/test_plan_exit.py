@@ -112,6 +112,7 @@ async def test_a_session_that_cannot_ask_refuses_the_plan_and_stays_in_plan_mode
     await session.send("plan it")
 
     assert session.approval_mode is ApprovalMode.PLAN
+    assert "exit_plan_mode" not in declared(openai_server, 0)  # as Qwen Code's -p: not offered
     result = last_tool_result(openai_server)
     assert "needs the user to approve the plan" in result and "cannot ask" in result
 

@@ -211,7 +211,10 @@ def _session_tools(
     assert config.shared is not None
     wanted = config.tools
     if wanted is None or "exit_plan_mode" in wanted:
-        _register(registry, ExitPlanMode(config.shared.policy, events.emit), problems)
+        plan_exit = ExitPlanMode(
+            config.shared.policy, events.emit, can_ask=config.shared.approver is not None
+        )
+        _register(registry, plan_exit, problems)
     if wanted is not None and "task" not in wanted:
         return
     catalog = config.agents or load_agents(

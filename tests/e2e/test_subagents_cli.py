@@ -72,7 +72,7 @@ def test_headless_plan_mode_refuses_the_plan_hand_off_and_stays_in_plan_mode(
     assert result.returncode == 0, result.stderr
     assert "changed" not in (workdir.root / "app.py").read_text()
     bodies = [r.body for r in workdir.server.chat_requests]
-    assert "exit_plan_mode" in [t["function"]["name"] for t in bodies[0]["tools"]]
+    assert "exit_plan_mode" not in [t["function"]["name"] for t in bodies[0]["tools"]]  # nobody to approve
     refused = next(m["content"] for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "needs the user to approve the plan" in refused
     assert "Plan mode is active" in [m["content"] for m in bodies[2]["messages"] if m["role"] == "tool"][-1]

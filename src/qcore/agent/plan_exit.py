@@ -1,6 +1,6 @@
 """``exit_plan_mode``: the model hands its plan to the user, who approves it (plan mode ends) or not.
 
-Offered to the model only in plan mode. The call's question is the plan (``PlanConfirmation``); the policy
+Offered to the model only in plan mode, in a session that can ask. The call's question is the plan (``PlanConfirmation``); the policy
 always asks it, whatever the rules, and nobody else can answer it: a session that cannot ask (headless)
 refuses the call and stays in plan mode. The answers, as in Qwen Code: approve and go on in the default
 mode, approve and go on in auto-edit, or keep planning, with feedback that reaches the model in the call's
@@ -44,13 +44,18 @@ class ExitPlanMode(BaseTool[ExitPlanModeParams]):
     kind = Kind.THINK
     params_model = ExitPlanModeParams
 
-    def __init__(self, policy: PermissionPolicy, emit: Callable[[Event], None]) -> None:
+    def __init__(
+        self, policy: PermissionPolicy, emit: Callable[[Event], None], *, can_ask: bool = True
+    ) -> None:
+        """``can_ask``: someone can answer the session's questions; without, the tool is not offered (as
+        Qwen Code's ``-p`` does not), and a call to it is refused by the policy with a message."""
         super().__init__(None)
         self.policy = policy
+        self.can_ask = can_ask
         self._emit = emit
 
     def offered(self) -> bool:
-        return self.policy.mode is ApprovalMode.PLAN
+        return self.can_ask and self.policy.mode is ApprovalMode.PLAN
 
     def validate_tool_param_values(self, params: ExitPlanModeParams) -> str | None:
         return None if params.plan.strip() else "plan is empty: put the plan itself in it."

@@ -64,11 +64,10 @@ async def make(project: Path, tmp_path: Path, openai_server: ScriptedOpenAIServe
             SessionConfig(
                 llm=OpenAIClient(model="m", api_key="k", base_url=openai_server.base_url, max_retries=0),
                 workspace=Workspace([project]),
-                settings=quiet_settings(),
                 home=tmp_path / "home",
                 plugins=False,
                 system_prompt="You are MAIN.",
-                **config,
+                **{"settings": quiet_settings(), **config},
             )
         )
         assert problems == [], problems
@@ -349,3 +348,33 @@ async def test_a_subagent_that_may_write_runs_alone(make: Any, project: Path) ->
     writer = task_tool.build({"description": "d", "prompt": "p", "subagent_type": "writer"})
     reader = task_tool.build({"description": "d", "prompt": "p", "subagent_type": "reader"})
     assert task_tool.call_kind(writer).value == "other" and task_tool.call_kind(reader).value == "read"
+
+
+async def test_a_subagent_gets_the_mcp_tools_it_names_from_the_parents_servers(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    import sys
+
+    from qcore.settings import Settings
+
+    server = Path(__file__).parent / "support" / "mcp_server.py"
+    (project / ".qwen" / "agents" / "echoer.md").write_text(
+        "---\nname: echoer\ndescription: Echoes.\ntools: [mcp__t__echo]\n---\nYou are ECHOER.\n"
+    )
+    settings = Settings.model_validate(
+        {
+            "general": {"checkpointing": {"enabled": False}},
+            "mcpServers": {"t": {"command": sys.executable, "args": [str(server), "stdio"], "trust": True}},
+        }
+    )
+    route = ByConversation(
+        MAIN=[task("echoer", "Echo hi."), Reply("ok")],
+        ECHOER=[Reply.call("mcp__t__echo", text="hi from the subagent"), Reply("echoed")],
+    ).serve(openai_server)
+    session, _ = make(settings=settings)
+    await session.tools_ready()
+
+    await session.send("go")
+
+    assert route.tools("ECHOER") == ["mcp__t__echo"]
+    assert "hi from the subagent" in tool_messages(route.seen["ECHOER"][1])[0]

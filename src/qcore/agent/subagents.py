@@ -36,7 +36,7 @@ from qcore.events import (
 from qcore.extensions.agents import GENERAL_PURPOSE, AgentCatalog, AgentDefinition
 from qcore.llm.types import Usage
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
-from qcore.tools.base import CONCURRENT_KINDS, BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.base import CONCURRENT_KINDS, AnyTool, BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult
 
 if TYPE_CHECKING:
@@ -154,11 +154,23 @@ class Subagents:
             config = replace(
                 config, shared=replace(shared, approver=_Asking(shared.approver, agent.name, call_id))
             )
+        found = self._runtime_tools(tools)
+        if found:  # the parent's MCP and discovered tools, on the parent's connections
+            config = replace(config, extra_tools=(*config.extra_tools, *found))
         if agent.model is not None and agent.model != config.llm.model:
             with_model = getattr(config.llm, "with_model", None)
             if with_model is not None:
                 config = replace(config, llm=with_model(agent.model))
         return config
+
+    def _runtime_tools(self, names: frozenset[str]) -> tuple[AnyTool, ...]:
+        """Of ``names``, the tools the parent found at run time (MCP servers, a discovery command): a child
+        starts no sources of its own, so it is lent the parent's (they own nothing a child would close)."""
+        from qcore.discovery.discovered_tool import DiscoveredTool
+        from qcore.discovery.mcp.tool import McpTool
+
+        found = (self._parent_tools.get(name) for name in sorted(names))
+        return tuple(tool for tool in found if isinstance(tool, McpTool | DiscoveredTool))
 
     async def run(
         self,

@@ -189,7 +189,7 @@ class Session:
                 SessionStarted(
                     self.session_id,
                     self.llm.model,
-                    tuple(self.registry.names),
+                    tuple(tool.name for tool in self.registry if tool.offered()),
                     self.policy.mode,
                     str(self.cwd),
                 )

@@ -378,3 +378,19 @@ async def test_a_subagent_gets_the_mcp_tools_it_names_from_the_parents_servers(
 
     assert route.tools("ECHOER") == ["mcp__t__echo"]
     assert "hi from the subagent" in tool_messages(route.seen["ECHOER"][1])[0]
+
+
+async def test_subagents_follow_the_sessions_model_when_it_changes(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path
+) -> None:
+    route = ByConversation(MAIN=[task("reader", "Say hi."), Reply("ok")], READER=[Reply("hi")]).serve(
+        openai_server
+    )
+    session, _ = make()
+
+    session.use_llm(
+        OpenAIClient(model="switched", api_key="k", base_url=openai_server.base_url, max_retries=0)
+    )
+    await session.send("go")
+
+    assert route.seen["MAIN"][0]["model"] == "switched" and route.seen["READER"][0]["model"] == "switched"

@@ -402,7 +402,7 @@ def views_of(event: Event) -> tuple[View, ...]:
         case ModelChanged(model=model, window=window):
             return (ModelSet(model, window),)
         case ToolSourceUpdate(source=source, state=state, detail=detail):
-            return (SourceChanged(source, SourceState(state), detail),)
+            return (SourceChanged(source, state, detail),)
         case ErrorOccurred(message=message, kind=kind):
             return AnswerEnded(), Failure(message, kind)
         case LoopDetected():
@@ -425,9 +425,7 @@ def views_of(event: Event) -> tuple[View, ...]:
             return ()  # its text and usage stay inside its card; its answer is the task's result
         case SubagentFinished():
             return (
-                SubagentView(
-                    event.call_id, event.agent, ended=TurnEnd(event.reason), tool_calls=event.tool_calls
-                ),
+                SubagentView(event.call_id, event.agent, ended=event.reason, tool_calls=event.tool_calls),
             )
 
 

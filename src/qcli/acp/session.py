@@ -246,10 +246,11 @@ class AcpSession:
         self._turn = signal = AbortSignal()
         self._error = None
         try:
-            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
+            images = self.session.takes_images
+            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace, images=images)
             for problem in expanded.problems:
                 self.notice(problem, Severity.WARNING)
-            outcome = await self.session.send(expanded.text, signal)
+            outcome = await self.session.send(expanded.text, signal, expanded.media)
         finally:
             self._turn = None
             await self.flush()

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
+from qcore.agent.subagents import TaskTool
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
@@ -46,11 +48,13 @@ from qcore.events import (
     ModelRetrying,
     SessionStarted,
     ToolResultsSent,
+    TurnEnd,
     TurnFinished,
     UsageUpdated,
     UserPrompt,
 )
 from qcore.files.workspace import Workspace
+from qcore.llm.parts import Part, TextPart
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -162,8 +166,25 @@ class Session:
         return self.state.usage
 
     @property
+    def takes_images(self) -> bool:
+        """Whether the user's images go to the model (``modalities.image``, else its name says)."""
+        from qcore.llm.generation import images_said, takes_images
+
+        raw = self.config.settings.model.generation_config if self.config is not None else None
+        return takes_images(self.llm.model, images_said(raw))
+
+    @property
     def approval_mode(self) -> ApprovalMode:
         return self.policy.mode
+
+    def use_llm(self, llm: LLMClient) -> None:
+        """Send the next requests through ``llm`` (``/model`` on another endpoint); the history stays."""
+        self.llm = self.context.llm = llm
+        if self.config is not None:
+            self.config = replace(self.config, llm=llm)
+        task = self.registry.get("task")
+        if isinstance(task, TaskTool):  # subagents that inherit the model follow it
+            task.subagents.use_llm(llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -243,7 +264,9 @@ class Session:
         """Compress the older turns now (``/compress``), whatever the size."""
         return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
 
-    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
+    async def send(
+        self, prompt: str, signal: AbortSignal | None = None, media: Sequence[Part] = ()
+    ) -> TurnOutcome:
         """Answer ``prompt``: one step after another (a request to the model and the tool calls it asks
         for) until the model answers without calls, the turn limit is reached, the model fails, the same
         failing call repeats, or ``signal`` aborts. Whatever ends the turn, the history stays sendable."""
@@ -252,7 +275,7 @@ class Session:
         turn = Turn(self.turns, self.usage)
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
-        turn.prompt = self._take(prompt)
+        turn.prompt = self._take(prompt, media)
         self.sending = True
         try:
             while turn.reason is None:
@@ -273,10 +296,11 @@ class Session:
             outcome = self._finished(turn)
         return outcome
 
-    def _take(self, prompt: str) -> ChatMessage:
-        """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
+    def _take(self, prompt: str, media: Sequence[Part] = ()) -> ChatMessage:
+        """The prompt (with the images it attaches) joins the history; a checkpoint of this turn would take
+        the history back to it."""
         self.events.emit(UserPrompt(prompt))
-        message = ChatMessage(role="user", content=prompt)
+        message = ChatMessage(role="user", content=[TextPart(prompt), *media] if media else prompt)
         self.state.append(message)
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
@@ -405,7 +429,7 @@ class Session:
     def _finished(self, turn: Turn) -> TurnOutcome:
         outcome = TurnOutcome(
             turn.text,
-            turn.reason or "completed",
+            TurnEnd(turn.reason or TurnEnd.COMPLETED),
             self.turns - turn.turns_before,
             self.usage - turn.usage_before,
             turn.failure,

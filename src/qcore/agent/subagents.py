@@ -32,9 +32,10 @@ from qcore.events import (
     SubagentStarted,
     SubagentUpdate,
     ToolCallUpdated,
+    TurnEnd,
 )
 from qcore.extensions.agents import GENERAL_PURPOSE, AgentCatalog, AgentDefinition
-from qcore.llm.types import Usage
+from qcore.llm.types import LLMClient, Usage
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.tools.base import CONCURRENT_KINDS, AnyTool, BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult
@@ -104,6 +105,10 @@ class Subagents:
         self._parent_state = parent_state
         self._parent_max_turns = parent_max_turns
         self._parent_tools = parent_tools
+
+    def use_llm(self, llm: LLMClient) -> None:
+        """The parent's model changed (``/model``): runs from now on inherit the new one."""
+        self._config = replace(self._config, llm=llm)
 
     def add(self, agent: AgentDefinition) -> None:
         """A definition made during the session (``/agents create``): offered from the next request."""
@@ -212,7 +217,9 @@ class Subagents:
             run = SubagentRun(agent.name, reason, report, turns, usage, counted[0])
             elapsed = int((time.monotonic() - started) * 1000)
             self._emit(
-                SubagentFinished(call_id, agent.name, reason, run.text, turns, usage, counted[0], elapsed)
+                SubagentFinished(
+                    call_id, agent.name, TurnEnd(reason), run.text, turns, usage, counted[0], elapsed
+                )
             )
         return run
 

@@ -182,8 +182,7 @@ class Session:
         self.llm = self.context.llm = llm
         if self.config is not None:
             self.config = replace(self.config, llm=llm)
-        task = self.registry.get("task")
-        if isinstance(task, TaskTool):  # subagents that inherit the model follow it
+        if isinstance(task := self.registry.get("task"), TaskTool):  # subagents inheriting it follow
             task.subagents.use_llm(llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:

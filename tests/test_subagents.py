@@ -135,6 +135,7 @@ async def test_a_read_only_subagent_cannot_write_even_in_yolo_mode(
             Reply.calls(
                 ("write_file", {"file_path": str(target), "content": "x"}),
                 ("run_shell_command", {"command": f"touch {target}"}),
+                ("task", {"description": "d", "prompt": "write it", "subagent_type": "writer"}),
             ),
             Reply("I could not write."),
         ],

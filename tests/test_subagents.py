@@ -395,3 +395,19 @@ async def test_subagents_follow_the_sessions_model_when_it_changes(
     await session.send("go")
 
     assert route.seen["MAIN"][0]["model"] == "switched" and route.seen["READER"][0]["model"] == "switched"
+
+
+async def test_a_definition_cannot_give_a_subagent_task_or_the_plan_exit(make: Any) -> None:
+    from qcore.agent.subagents import TaskTool
+    from qcore.extensions.agents import AgentDefinition
+
+    session, _ = make()
+    task_tool = session.registry.get("task")
+    assert isinstance(task_tool, TaskTool)
+    greedy = AgentDefinition("g", "d", "p", tools=("task", "exit_plan_mode", "ReadFile", "nope"))
+    tools, unknown = task_tool.subagents.tools_for(greedy)
+    assert tools == {"read_file"} and unknown == ["nope"]
+    everything, _ = task_tool.subagents.tools_for(
+        AgentDefinition("all", "d", "p", disallowed_tools=("glob",))
+    )
+    assert "task" not in everything and "glob" not in everything and "write_file" in everything

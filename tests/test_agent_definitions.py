@@ -53,29 +53,29 @@ def test_an_unusable_file_says_why(text: str, problem: str) -> None:
 
 def test_the_project_wins_over_the_user_and_the_built_in_comes_last(tmp_path: Path) -> None:
     root, home = tmp_path / "p", tmp_path / "h"
-    write(root, "one", "---\nname: helper\ndescription: project's\n---\nP")
-    write(home, "two", "---\nname: helper\ndescription: user's\n---\nU")
+    write(root, "one", "---\nname: scout\ndescription: project's\n---\nP")
+    write(home, "two", "---\nname: scout\ndescription: user's\n---\nU")
     write(home, "three", "---\nname: solo\ndescription: only mine\n---\nS")
     write(home, "broken", "nothing here")
 
     catalog = load_agents(root, home)
 
-    assert list(catalog.agents) == ["helper", "solo", "general-purpose"]
-    helper = catalog.get("HELPER")
-    assert helper is not None and helper.description == "project's" and helper.level is AgentLevel.PROJECT
+    assert list(catalog.agents) == ["scout", "solo", "general-purpose"]
+    scout = catalog.get("SCOUT")
+    assert scout is not None and scout.description == "project's" and scout.level is AgentLevel.PROJECT
     assert catalog.get("general-purpose") is GENERAL_PURPOSE
     assert len(catalog.problems) == 1 and "broken.md" in catalog.problems[0]
 
 
 def test_an_untrusted_projects_definitions_are_held_back(tmp_path: Path) -> None:
     root, home = tmp_path / "p", tmp_path / "h"
-    write(root, "one", "---\nname: helper\ndescription: project's\n---\nP")
-    write(home, "two", "---\nname: helper\ndescription: user's\n---\nU")
+    write(root, "one", "---\nname: scout\ndescription: project's\n---\nP")
+    write(home, "two", "---\nname: scout\ndescription: user's\n---\nU")
 
     catalog = load_agents(root, home, trusted=False)
 
-    helper = catalog.get("helper")
-    assert helper is not None and helper.description == "user's"
+    scout = catalog.get("scout")
+    assert scout is not None and scout.description == "user's"
     assert [path.name for path in catalog.held_back] == ["one.md"]
 
 

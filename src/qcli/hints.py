@@ -69,7 +69,9 @@ def with_hint(message: str, kind: str, front: FrontEnd) -> str:
 
 def unasked_hint(unasked: Unasked) -> str:
     """For ``-p``: the flags that would let a refused call run; none when an ask rule stops it (no flag
-    gets past one)."""
+    gets past one) or when it is a plan (only the user approves one)."""
+    if unasked.mode is ApprovalMode.PLAN:  # a plan to approve: no flag approves it for the user
+        return "a plan needs the user's approval; plan mode stays on. Approve plans in the TUI or an editor"
     if unasked.ask_rule:
         return (
             f"the rule {unasked.ask_rule} asks first whatever the approval mode or --allowed-tools, and there "

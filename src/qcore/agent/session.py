@@ -31,6 +31,7 @@ from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.steering import Steering
+from qcore.agent.subagents import TaskTool
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
@@ -115,15 +116,13 @@ class Session:
         self.checkpoints = checkpoints
         """Snapshots of the workspace before each turn's first change (``/undo``, ``/rewind``); None for a
         child, whose changes are snapshotted as part of its parent's turn."""
-        self.max_turns = max_turns
-        """Model requests the session may make in all; -1: no limit."""
+        self.max_turns = max_turns  # model requests the session may make in all; -1: no limit
         self.config = config
         """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
         session is built from ``config.child(...)``. None for a session assembled by hand."""
         self.loop_guard = loop_guard or LoopGuard()
         """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
-        self.sending = False
-        """True while ``send`` runs (a turn is under way)."""
+        self.sending = False  # True while ``send`` runs (a turn is under way)
         self.steering = Steering()  # what the user says during a turn, read at its next step
         self._started = False
         self._warmed = False
@@ -183,6 +182,8 @@ class Session:
         self.llm = self.context.llm = llm
         if self.config is not None:
             self.config = replace(self.config, llm=llm)
+        if isinstance(task := self.registry.get("task"), TaskTool):  # subagents inheriting it follow
+            task.subagents.use_llm(llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -208,7 +209,7 @@ class Session:
                 SessionStarted(
                     self.session_id,
                     self.llm.model,
-                    tuple(self.registry.names),
+                    tuple(tool.name for tool in self.registry if tool.offered()),
                     self.policy.mode,
                     str(self.cwd),
                 )
@@ -326,8 +327,7 @@ class Session:
         if verdict is not None and verdict.stop:
             turn.end("loop")
             self.events.emit(loop_detected(verdict))
-        elif self.steering:  # the user spoke during the step: the model reads it with the results
-            self.steering.inject(self.state)
+        self.steering.inject(self.state)  # what the user said during the step, read with its results
 
     async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
         """The tool declarations for the next request, once it may be made and the history fits the

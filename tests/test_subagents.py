@@ -177,7 +177,7 @@ async def test_a_subagents_question_goes_to_the_same_approver_and_names_it(
         ],
         WRITER=[Reply.call("write_file", file_path=str(project / "b.txt"), content="b"), Reply("written")],
     ).serve(openai_server)
-    approver = ScriptedApprover(Decision.always())
+    approver = ScriptedApprover(Decision.always(rules=("write_file",)))  # the wider rule, one key away
     session, seen = make(approver=approver)
 
     await session.send("go")
@@ -187,7 +187,8 @@ async def test_a_subagents_question_goes_to_the_same_approver_and_names_it(
     assert (asked.tool_name, asked.subagent, asked.task_call_id) == ("write_file", "writer", task_id)
     # The subagent's "always" is a rule of the one shared policy: the parent's own write runs unasked.
     assert (project / "b.txt").read_text() == "b" and (project / "c.txt").read_text() == "c"
-    assert any(rule.pattern == asked.suggested_rules[0] for rule in session.policy.rules)
+    assert any(rule.pattern == "write_file" for rule in session.policy.rules)
+    assert asked.suggested_rules == ("write_file(b.txt)",) and ("write_file",) in asked.wider_rules
 
 
 async def test_a_subagent_stops_at_its_turn_limit_with_a_clear_result(

@@ -101,13 +101,13 @@ async def test_the_scope_step_names_the_file_and_waits_before_it_takes_a_key(pro
         assert not settings.exists()
         await step(pilot, "scope")
         shown = screen_text(app)
-        assert "Allow from now on: run_shell_command(touch:*)" in shown
+        assert "Allow from now on: run_shell_command(touch made.txt)" in shown  # the narrowest rule
         assert f"[p] for this project, saved in {settings}" in shown
         assert f"saved in {project.home / '.qwen' / 'settings.json'}" in shown
         assert "[s] for this session only, not saved" in shown
         await pilot.press("p")
         await idle(pilot)
-    assert json.loads(settings.read_text())["permissions"]["allow"] == ["run_shell_command(touch:*)"]
+    assert json.loads(settings.read_text())["permissions"]["allow"] == ["run_shell_command(touch made.txt)"]
 
 
 def hint_styles(app: QcliApp) -> set[str]:

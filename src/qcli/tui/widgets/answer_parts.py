@@ -76,7 +76,7 @@ def rich_table(headers: list[str], rows: list[list[str]], aligns: list[str]) -> 
         )
         table.add_column(Text(header), justify=justify)  # type: ignore[arg-type]
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row[: len(headers)]))
+        table.add_row(*(Text(cell, overflow="fold") for cell in row[: len(headers)]))
     return table
 
 
@@ -106,7 +106,7 @@ def table_class() -> type[MarkdownTable]:
     class AnswerTable(MarkdownTable):
         DEFAULT_CSS = """
         AnswerTable { width: 1fr; margin-bottom: 1; }
-        AnswerTable > Static { width: auto; }
+        AnswerTable > Static { width: auto; max-width: 100%; }
         """
 
         def compose(self):  # type: ignore[no-untyped-def]

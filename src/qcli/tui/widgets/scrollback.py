@@ -13,8 +13,10 @@ block was built).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.console import Console, ConsoleRenderable, RenderableType, RichCast
 from rich.padding import Padding
@@ -55,11 +57,17 @@ def frozen_view(block: Widget) -> RenderableType:
 
 @dataclass
 class _Rendered:
-    """One block's lines at one width."""
+    """One block: its view, and how many lines it takes at ``width`` (its lines are rendered again when
+    shown: kept for every block, they would be most of a long session's objects, which each garbage
+    collection walks)."""
 
     view: RenderableType
     width: int = 0
-    lines: list[Strip] = field(default_factory=list)
+    count: int = 0
+
+
+SHOWN_BLOCKS = 16
+"""Blocks whose rendered lines are kept (those on screen, roughly)."""
 
 
 class Scrollback(Widget):
@@ -68,8 +76,11 @@ class Scrollback(Widget):
     def __init__(self, views: Iterable[RenderableType] = (), *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._blocks = [_Rendered(view) for view in views]
-        self._lines: list[Strip] = []
+        self._starts: list[int] = []
+        """The first line of each block, at ``_width``."""
         self._width = 0
+        self._shown: OrderedDict[int, list[Strip]] = OrderedDict()
+        """Rendered lines of the blocks shown last, by block index (at ``_width``)."""
         self.search = ""
         """Text to mark wherever it occurs (case-insensitive); empty for none."""
 
@@ -79,12 +90,13 @@ class Scrollback(Widget):
 
     def extend(self, views: Sequence[RenderableType]) -> None:
         self._blocks.extend(_Rendered(view) for view in views)
-        self._width = 0  # lines to gather again (the new blocks are rendered on demand)
+        self._width = 0  # lines to count again (only the new blocks are rendered)
         self.refresh(layout=True)
 
     def drop_oldest(self, count: int) -> None:
         del self._blocks[:count]
         self._width = 0
+        self._shown.clear()
         self.refresh(layout=True)
 
     def mark(self, query: str) -> None:
@@ -93,19 +105,46 @@ class Scrollback(Widget):
 
     # --- lines -------------------------------------------------------------------------------------
 
-    def lines(self, width: int) -> list[Strip]:
-        """Every line at ``width``; a block is rendered again only when the width changes."""
+    def _draw(self, block: _Rendered, width: int) -> list[Strip]:
+        options = self.app.console.options.update_width(max(width, 1))
+        return [Strip(line) for line in self.app.console.render_lines(block.view, options, pad=False)]
+
+    def _measure(self, width: int) -> int:
+        """The line count at ``width``; a block is rendered (to count) only when the width changed."""
         if width != self._width:
-            options = self.app.console.options.update_width(max(width, 1))
-            out: list[Strip] = []
+            starts, total = [], 0
             for block in self._blocks:
                 if block.width != width:
-                    rendered = self.app.console.render_lines(block.view, options, pad=False)
-                    block.lines = [Strip(line) for line in rendered]
-                    block.width = width
-                out.extend(block.lines)
-            self._lines, self._width = out, width
-        return self._lines
+                    block.count, block.width = len(self._draw(block, width)), width
+                starts.append(total)
+                total += block.count
+            self._starts, self._width = starts, width
+            self._shown.clear()
+        return self._starts[-1] + self._blocks[-1].count if self._blocks else 0
+
+    def _block_lines(self, index: int, width: int) -> list[Strip]:
+        lines = self._shown.get(index)
+        if lines is None:
+            lines = self._shown[index] = self._draw(self._blocks[index], width)
+            if len(self._shown) > SHOWN_BLOCKS:
+                self._shown.popitem(last=False)
+        else:
+            self._shown.move_to_end(index)
+        return lines
+
+    def line(self, y: int, width: int) -> Strip | None:
+        """Line ``y`` at ``width``, or None past the end."""
+        if y >= self._measure(width):
+            return None
+        index = bisect_right(self._starts, y) - 1
+        lines = self._block_lines(index, width)
+        offset = y - self._starts[index]
+        return lines[offset] if offset < len(lines) else None
+
+    def lines(self, width: int) -> list[Strip]:
+        """Every line at ``width`` (rendered now: for a search, not for the screen)."""
+        self._measure(width)
+        return [strip for block in self._blocks for strip in self._draw(block, width)]
 
     def text_lines(self) -> list[str]:
         return [strip.text for strip in self.lines(self.content_size.width or 80)]
@@ -124,14 +163,13 @@ class Scrollback(Widget):
         return None
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.lines(width))
+        return self._measure(width)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
-        lines = self.lines(width)
-        if y >= len(lines):
+        strip = self.line(y, width)
+        if strip is None:
             return Strip.blank(width)
-        strip = lines[y]
         if self.search and self.search.lower() in strip.text.lower():
             strip = _marked(strip, self.search, self.app.console)
         return strip.extend_cell_length(width)

@@ -12,7 +12,7 @@ from qcore.text.line_endings import mixed_endings
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.builtin.edit.guards import diff_notation, truncated, unfenced
 from qcore.tools.builtin.edit.match import apply_replacement
-from qcore.tools.builtin.edit.readings import Reading, keep_unchanged, second_reading
+from qcore.tools.builtin.edit.readings import Reading, second_reading
 from qcore.tools.names import plain_path, unwrap_arguments
 
 SCHEMA = {
@@ -55,11 +55,6 @@ def test_readings_that_find_two_places_or_none_are_refused() -> None:
     assert "2 places" in str(second_reading("a\nb\na\nb\n", "a\\nb", "c"))
     assert second_reading("abc\n", "xyz", "q") is None
     assert "indented less" in str(second_reading("    x = 1\n", "        x = 1", "  y = 2"))
-
-
-def test_keep_unchanged_takes_the_file_spelling_only_for_lines_the_model_kept() -> None:
-    assert keep_unchanged(["It\u2019s", "b  "], "It's\nb", "It's\nc") == "It\u2019s\nc"
-    assert keep_unchanged(["only one"], "a\nb", "c") == "c"  # a mapping that does not fit: the model's text
 
 
 def test_mixed_endings_keep_untouched_lines_and_give_new_lines_the_neighbours_style() -> None:

@@ -307,7 +307,7 @@ CASES: list[Case] = [
         b"if a:   \n    print('it\xe2\x80\x99s')\n",
         "edit",
         edit(old_string="if a:\n    print('it's')", new_string="if b:\n    print('ok')"),
-        b"if b:\n    print('ok')\n",
+        b"if b:   \n    print('ok')\n",  # the trailing spaces are the file's: the model changed only the a
     ),
     Case(
         "ellipsis-in-real-code",

@@ -511,13 +511,13 @@ WILD: list[Case] = [
         PROSE.replace(b"Next line.", b"Last line."),
         file="p.txt",
     ),
-    # warpdotdev/warp#9022: a changed line takes the model's spelling (it is the line it meant to change)
+    # warpdotdev/warp#9022: on a changed line, the quotes the model kept are the file's (only the word changed)
     Case(
         "curly-changed-line",
         PROSE,
         "edit",
         edit(old_string='She said "hello"', new_string='She said "goodbye"'),
-        PROSE.replace("\u201chello\u201d".encode(), b'"goodbye"'),
+        PROSE.replace("\u201chello\u201d".encode(), "\u201cgoodbye\u201d".encode()),
         file="p.txt",
     ),
     # Preocts/commented-configparser#73 (the convention): a write keeps the file's final newline

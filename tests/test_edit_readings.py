@@ -69,9 +69,11 @@ def test_guards_tell_code_from_notation() -> None:
     assert unfenced("```python\nx = 1\n```\n", Path("x.md"), None) is None
     assert unfenced("```\nx\n```", py, "s = '```'\n") is None
     assert diff_notation("-a\n+b", "a", py) and diff_notation("- a\n- b", "- a", Path("x.yaml")) is None
-    assert truncated("f(a, [1, 2", None, py, whole=True)
-    assert truncated("if x:\n    f(", "pass", py, whole=False) is None  # ends with the opener: on purpose
-    assert truncated("s = '(' + \"[\"\n", None, py, whole=True) is None
+    rb = Path("x.rb")  # no grammar installed for it: brackets are counted
+    assert truncated("f(a, [1, 2", None, rb, whole=True)
+    assert truncated("if x\n    f(", "pass", rb, whole=False) is None  # ends with the opener: on purpose
+    assert truncated("s = '(' + \"[\"\n", None, rb, whole=True) is None
+    assert truncated("f(a, [1, 2", None, py, whole=True) is None  # Python's grammar decides, later
 
 
 def test_arguments_from_other_agents() -> None:

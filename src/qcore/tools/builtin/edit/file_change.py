@@ -20,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,8 +36,9 @@ from qcore.files.text_files import (
 )
 from qcore.permissions.protected import protection_reason
 from qcore.text.diffs import file_diff, structured_diff
-from qcore.text.regions import Region
+from qcore.text.regions import Region, changed_regions
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.builtin.edit import syntax
 from qcore.tools.confirmation import ConfirmationDetails, EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
 
@@ -189,7 +190,8 @@ class FileChangeTool(BaseTool[P]):
             return proposal
         if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
             return _too_large_result(proposal.path, len(proposal.new_text))
-        return _unencodable(proposal) or self._changed_since_read(proposal) or proposal
+        refused = _unencodable(proposal) or self._changed_since_read(proposal)
+        return refused or _grammar_checked(proposal)
 
     def protection(self, path: Path) -> str | None:
         """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
@@ -269,6 +271,37 @@ class FileChangeTool(BaseTool[P]):
             "was written. Read the file again and propose the change anew.",
             ToolErrorType.EDIT_PREPARATION_FAILURE,
         )
+
+
+def _grammar_checked(proposal: Proposal) -> Proposal | ToolResult:
+    """``proposal`` refused when its new text stops short of what the file's grammar needs, or with a
+    note naming a new parse error (see ``syntax``)."""
+    old, new, regions = proposal.old_text, proposal.new_text, proposal.regions
+    if not regions and old is not None:  # a whole file written: what changed is what the model wrote anew,
+        changed = changed_regions(old, new) or [(0, len(old), 0, len(new))]
+        line = new.rfind("\n", 0, changed[0][2]) + 1  # from the start of the line where it begins
+        regions = [(line, changed[0][1], line, changed[0][3])]
+    if regions:
+        old_span, new_span = (regions[0][0], regions[-1][1]), (regions[0][2], regions[-1][3])
+    else:
+        old_span, new_span = (0, 0), (0, len(new))
+    verdict = syntax.check(proposal.path, old, new, old_span, new_span)
+    if verdict is None:
+        return proposal
+    if verdict.cut_off is not None:
+        return ToolResult.failure(
+            f"Refused: the new text looks cut off at line {verdict.cut_off.line} ({verdict.cut_off.what}), "
+            "as when a reply hits its output limit: the file parsed before, and with this change it would "
+            f"stop parsing as {verdict.language} right where the new text ends. Nothing was changed. Send "
+            "the complete text; for a large change, send smaller pieces (one edit per function or block).",
+            ToolErrorType.EDIT_PREPARATION_FAILURE,
+        )
+    assert verdict.broken is not None
+    note = (
+        f"Note: the file no longer parses as {verdict.language}: line {verdict.broken.line} has "
+        f"{verdict.broken.what}. Fix it with your next edit."
+    )
+    return replace(proposal, note=f"{proposal.note} {note}".strip())
 
 
 def _unencodable(proposal: Proposal) -> ToolResult | None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qcore.tools.builtin.edit.placeholders import find_placeholder, placeholder_refusal
+from qcore.tools.builtin.edit.placeholders import elided_code, find_placeholder, placeholder_refusal
 from qcore.tools.builtin.edit.readings import unescape_once
+from qcore.tools.builtin.edit.syntax import has_grammar
 
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".org", ".log", ""})
 _FENCE = re.compile(r"\A\s*(`{3,}|~{3,})[\w+#.-]*[ \t]*\n(.*?)\n?[ \t]*\1[ \t]*\s*\Z", re.DOTALL)
@@ -94,8 +95,8 @@ def truncated(new: str, old: str | None, path: Path, whole: bool) -> str | None:
     at the end (where ``old``, the file as it is, had none); for a replacement: more open than in
     ``old_string`` and a last line that stops inside one."""
     suffix = path.suffix.lower()
-    if suffix not in _BRACKETED or not new.strip():
-        return None
+    if suffix not in _BRACKETED or not new.strip() or has_grammar(path):
+        return None  # where a grammar exists, it decides (``syntax``), once the result is known
     depth = open_brackets(new, suffix)
     if whole or old is None:
         if depth <= 0:
@@ -123,6 +124,8 @@ def refusal(new: str, old: str | None, path: Path, file_text: str | None, field:
     """Why ``new`` (``field`` of the call) must not be written, or None. ``old``: the text it replaces
     (None for a whole file); ``file_text``: the file as it is (None when it does not exist)."""
     placeholder = find_placeholder(new, old, file_text)
+    if placeholder is None:
+        placeholder = elided_code(new, old, path.suffix.lower() in PROSE_SUFFIXES)
     if placeholder is not None:
         return placeholder_refusal(placeholder, path, field)
     notation = diff_notation(new, old or "", path)

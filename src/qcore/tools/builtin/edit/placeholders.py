@@ -102,6 +102,63 @@ def find_placeholder(new_text: str, old_text: str | None, file_text: str | None 
     return None
 
 
+# --- by what a line does: a comment or ellipsis line where code went missing ------------------------------
+
+_STANDALONE = re.compile(
+    rf"^[ \t]*(?:{_OPEN}|\{{?/\*)[^\n]*$|^[ \t]*[\[(]?[ \t]*(?:\.\.\.|…)(?![\w$\[({{.])[^\n]*$", re.MULTILINE
+)
+"""A line that is only a comment (its opener first) or starts with an ellipsis that spreads nothing
+(``...rest``, ``...[a]`` and ``...args`` are code)."""
+_ELISION = re.compile(
+    r"\.\.\.|…|\[\s*\.\.\.\s*\]|"
+    r"\b(?:rest|remain(?:s|ing|der)?|existing|unchanged|same|omit(?:ted)?|previous(?:ly)?|original|keep|kept|"
+    r"as\s+(?:is|before)|elided|snip|truncated|etc|implementation)\b|"
+    r"其余|其他|其它|省略|不变|保持|原有|现有|已有|同上|同前|略|"  # Chinese
+    r"\b(?:resto|restante|existente|sin\s+cambios|igual|mantener|mant[eé]n|omitid[oa]|anterior|sigue|"
+    r"reste|inchang[ée]|existant|unver[äa]ndert|bisherige|остальн|без\s+изменений)",  # es, pt, fr, de, ru
+    re.IGNORECASE,
+)
+"""What an elision says, in the languages models write comments in: an ellipsis, or a word for "the
+rest", "existing", "unchanged", "keep", "omitted"."""
+_COMMENT_ONLY = re.compile(rf"^[ \t]*(?:{_OPEN}|\{{/\*)")
+
+
+def _code_lines(text: str) -> set[str]:
+    return {line.strip() for line in text.split("\n") if line.strip() and not _COMMENT_ONLY.match(line)}
+
+
+def elided_code(new_text: str, old_text: str | None, prose: bool) -> str | None:
+    """A comment or ellipsis line of ``new_text`` that says "the rest" (an ellipsis, or such a word in
+    any of several languages) and stands where ``old_text`` had code that ``new_text`` no longer has: it
+    would delete that code. None when there is no such line, or nothing went missing. In prose a line
+    that starts with an ellipsis is prose."""
+    if not old_text:
+        return None
+    seen = {line.strip() for line in old_text.split("\n")}
+    candidates = [
+        line.strip()
+        for line in (match.group(0) for match in _STANDALONE.finditer(new_text))
+        if line.strip() not in seen
+        and _ELISION.search(line)
+        and not (prose and not _COMMENT_ONLY.match(line))
+        and not _is_stub_line(new_text, line)
+    ]
+    if not candidates:
+        return None
+    kept = _code_lines(new_text)
+    return candidates[0] if any(line not in kept for line in _code_lines(old_text)) else None
+
+
+def _is_stub_line(text: str, line: str) -> bool:
+    """A line starting with ``...`` that is code: a Python body or a doctest continuation (``_is_stub``)."""
+    at = text.find(line)
+    return (
+        line.strip().startswith(("...", "…"))
+        and at >= 0
+        and _is_stub(text, at + len(line) - len(line.lstrip()))
+    )
+
+
 def placeholder_refusal(line: str, path: object, field: str) -> str:
     return (
         f"Refused: {field} contains the placeholder {line!r} where code should be; written to {path} it would "

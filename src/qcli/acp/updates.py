@@ -76,11 +76,9 @@ def details_content(details: ConfirmationDetails) -> list[Content]:
     if details.type == "edit":
         return [
             FileEditToolCallContent(
-                type="diff",
-                path=details.file_path,
-                old_text=details.original_content,
-                new_text=details.new_content,
+                type="diff", path=one.file_path, old_text=one.original_content, new_text=one.new_content
             )
+            for one in details.files
         ]
     if details.type == "exec":
         return [text(fenced(details.command, "sh"))]

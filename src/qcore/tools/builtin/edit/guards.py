@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from qcore.text.patches import is_envelope
 from qcore.tools.builtin.edit.placeholders import elided_code, find_placeholder, placeholder_refusal
 from qcore.tools.builtin.edit.readings import unescape_once
 from qcore.tools.builtin.edit.syntax import has_grammar
@@ -73,6 +74,8 @@ def diff_notation(new: str, old: str, path: Path) -> str | None:
     """What makes ``new`` a diff rather than text (None: it is text, or the file is itself a patch)."""
     if path.suffix.lower() in (".diff", ".patch") or _has_hunk(old) or _has_file_headers(old):
         return None
+    if is_envelope(new) and not is_envelope(old):
+        return "a '*** Begin Patch' envelope"
     if _has_hunk(new):
         return "a hunk header (@@ -n,m +n,m @@)"
     if _has_file_headers(new):
@@ -133,7 +136,8 @@ def refusal(new: str, old: str | None, path: Path, file_text: str | None, field:
         return (
             f"Refused: {field} is written in diff notation ({notation}); written to {path} its markers "
             f"would become part of the file. Nothing was changed. Send {field} as the final text itself, "
-            "without -/+ markers or hunk headers."
+            "without -/+ markers or hunk headers; or send the whole patch to the apply_patch tool, which "
+            "applies patches (a '*** Begin Patch' envelope or a unified diff)."
         )
     cut = truncated(new, old, path, whole=field == "content")
     if cut is not None:

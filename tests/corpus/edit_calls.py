@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 from tests.corpus.case import Case, edit, write
+from tests.corpus.edit_calls_patches import CASES as PATCH_CASES
+from tests.corpus.edit_calls_principles import CASES as PRINCIPLE_CASES
 from tests.corpus.edit_calls_wild import WILD
 
 PY = b'def greet(name):\n    """Say hello."""\n    return "Hello, " + name\n'
@@ -457,6 +459,8 @@ CASES: list[Case] = [
 
 
 CASES += WILD
+CASES += PRINCIPLE_CASES
+CASES += PATCH_CASES
 
 
 def _main() -> None:

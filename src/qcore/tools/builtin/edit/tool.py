@@ -187,8 +187,8 @@ class Edit(FileChangeTool[EditParams]):
                 ToolErrorType.EDIT_NO_CHANGE,
             )
         if rung != "exact":
-            note += f" (old_string matched the file after allowing for {rung}; lines you did not change keep "
-            note += "the file's own spelling.)"
+            note += f" (old_string matched the file after allowing for {rung}; what you did not change keeps "
+            note += "the file's own characters.)"
         return Proposal(path, existing, updated, note.strip(), regions)
 
     async def modified_params(self, params: EditParams, content: str) -> EditParams:

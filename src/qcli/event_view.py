@@ -31,6 +31,7 @@ from qcore.events import (
     ErrorOccurred,
     Event,
     LoopDetected,
+    ModelChanged,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -59,6 +60,7 @@ __all__ = [
     "LiveOutput",
     "LoopStopped",
     "ModeChanged",
+    "ModelSet",
     "Opened",
     "PastCall",
     "Prompted",
@@ -220,6 +222,14 @@ class ModeChanged:
 
 
 @dataclass(frozen=True)
+class ModelSet:
+    """Requests go to ``model`` from now on, with this context ``window``."""
+
+    model: str
+    window: int
+
+
+@dataclass(frozen=True)
 class SourceChanged:
     """A source of run-time tools changed: an MCP server (``mcp:name``), the discovery command, or the
     tool set as a whole (``tools``: waiting for sources, or going on without the late ones)."""
@@ -249,7 +259,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class LoopStopped:
-    """The turn stopped: the model made the same failing call ``repeats`` times in a row."""
+    """The loop guard stopped the turn (``LoopDetected``)."""
 
     tool_name: str
     repeats: int
@@ -300,6 +310,7 @@ View = (
     | Compressed
     | Retrying
     | ModeChanged
+    | ModelSet
     | SourceChanged
     | Failure
     | LoopStopped
@@ -360,16 +371,18 @@ def views_of(event: Event) -> tuple[View, ...]:
             return (ResultsSent(tuple(results)),)
         case ModelRequestStarted(turn=turn):
             return (Thinking(turn),)
-        case UsageUpdated(turn_usage=usage):
-            return (ContextUsed(usage.prompt_tokens + usage.completion_tokens),)
         case ContextUpdated(tokens=tokens, window=window):
             return (ContextUsed(tokens, window),)
+        case UsageUpdated():
+            return ()  # the context figure it changes comes as ContextUpdated
         case ContextCompressed(summarized=summarized):
             return (Compressed(compressed_message(event), summarized),)
         case ModelRetrying(attempt=attempt, delay=delay, reason=reason):
             return (Retrying(attempt, delay, reason),)
         case ApprovalModeChanged(mode=mode):
             return (ModeChanged(mode),)
+        case ModelChanged(model=model, window=window):
+            return (ModelSet(model, window),)
         case ToolSourceUpdate(source=source, state=state, detail=detail):
             return (SourceChanged(source, SourceState(state), detail),)
         case ErrorOccurred(message=message, kind=kind):

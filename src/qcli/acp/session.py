@@ -178,12 +178,8 @@ class AcpSession:
             case Failure(message=message, kind=kind):
                 self._error = view
                 _log.warning("session %s: %s (%s)", self.id, message, kind)
-            case LoopStopped(tool_name=tool, repeats=repeats, error=error):
-                self.send(
-                    update_agent_message_text(
-                        f"\n\nStopped: {tool} failed {repeats} times in a row with the same arguments ({error}).\n"
-                    )
-                )
+            case LoopStopped(message=message):
+                self.send(update_agent_message_text(f"\n\n{message}\n"))
             case SourceChanged(state=SourceState.FAILED | SourceState.PROBLEM):
                 _log.warning("%s: %s", view.source, view.detail)
 
@@ -233,10 +229,11 @@ class AcpSession:
         self._turn = signal = AbortSignal()
         self._error = None
         try:
-            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
+            images = self.session.takes_images
+            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace, images=images)
             for problem in expanded.problems:
                 self.notice(problem, Severity.WARNING)
-            outcome = await self.session.send(expanded.text, signal)
+            outcome = await self.session.send(expanded.text, signal, expanded.media)
         finally:
             self._turn = None
             await self.flush()

@@ -248,12 +248,13 @@ class QcliApp(App[int]):
         self.transcript.add("user", text)
         self.status_line.set(busy="thinking")
         try:
-            expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
+            images = session.takes_images
+            expanded = await asyncio.to_thread(expand_mentions, text, session.workspace, images=images)
             for problem in expanded.problems:
                 self.notice(problem, Severity.WARNING)
             if expanded.attached:
                 self.notice("attached " + ", ".join(expanded.attached))
-            await session.send(expanded.text, signal)
+            await session.send(expanded.text, signal, expanded.media)
         finally:
             self.turn_signal = None
             self.status_line.set(busy="")

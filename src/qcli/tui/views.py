@@ -18,6 +18,7 @@ from qcli.event_view import (
     LiveOutput,
     LoopStopped,
     ModeChanged,
+    ModelSet,
     Opened,
     PastCall,
     Prompted,
@@ -82,6 +83,8 @@ def show_view(app: QcliApp, view: View) -> None:
             app.status_line.set(context_tokens=tokens)
         case ContextUsed(tokens=tokens, window=window):
             app.status_line.set(context_tokens=tokens, context_window=window)
+        case ModelSet(model=model, window=window):
+            app.status_line.set(model=model, context_window=window)
         case ModeChanged(mode=mode):
             app.status_line.set(mode=mode.value)
             app.notice(f"Approval mode: {mode.value}")
@@ -109,7 +112,7 @@ def notice_of(view: Compressed | Retrying | Failure | LoopStopped) -> tuple[str,
         case Failure(message=message, kind=kind):
             return with_hint(message, kind, "tui"), Severity.ERROR
         case LoopStopped(message=message):
-            return message + " Say how to go on.", Severity.ERROR
+            return message, Severity.ERROR
 
 
 def source_notice(source: SourceChanged) -> tuple[str, Severity] | None:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
+from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
@@ -50,6 +51,7 @@ from qcore.events import (
     UserPrompt,
 )
 from qcore.files.workspace import Workspace
+from qcore.llm.parts import Part, TextPart
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
@@ -91,6 +93,7 @@ class Session:
         checkpoints: TurnCheckpoints | None = None,
         max_turns: int = -1,
         config: SessionConfig | None = None,
+        loop_guard: LoopGuard | None = None,
     ) -> None:
         self.llm = llm
         self.scheduler = scheduler
@@ -114,7 +117,8 @@ class Session:
         self.config = config
         """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
         session is built from ``config.child(...)``. None for a session assembled by hand."""
-        self.loop_guard = LoopGuard()
+        self.loop_guard = loop_guard or LoopGuard()
+        """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
         self._started = False
@@ -159,6 +163,14 @@ class Session:
         return self.state.usage
 
     @property
+    def takes_images(self) -> bool:
+        """Whether the user's images go to the model (``modalities.image``, else its name says)."""
+        from qcore.llm.generation import images_said, takes_images
+
+        raw = self.config.settings.model.generation_config if self.config is not None else None
+        return takes_images(self.llm.model, images_said(raw))
+
+    @property
     def approval_mode(self) -> ApprovalMode:
         return self.policy.mode
 
@@ -175,6 +187,7 @@ class Session:
             asyncio.get_running_loop()
             if self.tool_sources is not None:
                 self.tool_sources.start()
+            self.context.discover()
             if not self._started and not self._warmed:
                 self._warmed = True
                 for tool in self.registry:
@@ -201,6 +214,7 @@ class Session:
     async def aclose(self) -> None:
         """End what the session started: MCP server processes, a discovery command still running, and
         what the tools own (the processes their commands left running)."""
+        self.context.stop_discovery()
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
         if self.checkpoints is not None:
@@ -238,7 +252,9 @@ class Session:
         """Compress the older turns now (``/compress``), whatever the size."""
         return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
 
-    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
+    async def send(
+        self, prompt: str, signal: AbortSignal | None = None, media: Sequence[Part] = ()
+    ) -> TurnOutcome:
         """Answer ``prompt``: one step after another (a request to the model and the tool calls it asks
         for) until the model answers without calls, the turn limit is reached, the model fails, the same
         failing call repeats, or ``signal`` aborts. Whatever ends the turn, the history stays sendable."""
@@ -247,7 +263,7 @@ class Session:
         turn = Turn(self.turns, self.usage)
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
-        self._take(prompt)
+        turn.prompt = self._take(prompt, media)
         self.sending = True
         try:
             while turn.reason is None:
@@ -261,18 +277,23 @@ class Session:
         finally:
             self.sending = False
             self._commit(turn.step)
+            if turn.too_big and self.history and self.history[-1] is turn.prompt:
+                self.state.withdraw(1)  # a prompt that cannot be sent must not fail every later turn
             if self.checkpoints is not None:
                 await self.checkpoints.turn_ended()
             outcome = self._finished(turn)
         return outcome
 
-    def _take(self, prompt: str) -> None:
-        """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
+    def _take(self, prompt: str, media: Sequence[Part] = ()) -> ChatMessage:
+        """The prompt (with the images it attaches) joins the history; a checkpoint of this turn would take
+        the history back to it."""
         self.events.emit(UserPrompt(prompt))
-        self.state.append(ChatMessage(role="user", content=prompt))
+        message = ChatMessage(role="user", content=[TextPart(prompt), *media] if media else prompt)
+        self.state.append(message)
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
         self.loop_guard.reset()
+        return message
 
     async def _step(self, turn: Turn, signal: AbortSignal) -> None:
         """One request to the model and the tool calls it asks for, committed to the history together;
@@ -285,11 +306,16 @@ class Session:
         if response is None or not response.tool_calls:
             return  # the turn has ended; it commits what the step got to
         step.calls = await self.scheduler.run(response.tool_calls, signal)
+        if response.finish_reason == "length":
+            step.calls = [call.evolve(note=CUT_OFF_NOTE) for call in step.calls]
+        verdict = self.loop_guard.observe(step.calls)
+        if verdict is not None and not verdict.stop:  # the model reads it with the call's result
+            step.calls = [c.noted(verdict.reason) if c is verdict.call else c for c in step.calls]
         self._commit(step)
         self.events.emit(ToolResultsSent(tuple(step.calls)))
-        if (looping := self.loop_guard.observe(step.calls)) is not None:
+        if verdict is not None and verdict.stop:
             turn.end("loop")
-            self.events.emit(loop_detected(looping, self.loop_guard.limit))
+            self.events.emit(loop_detected(verdict))
 
     async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
         """The tool declarations for the next request, once it may be made and the history fits the
@@ -305,8 +331,11 @@ class Session:
         if self.tool_sources is not None:
             await self.tool_sources.ready()
         tools = self.registry.declarations()
-        if not (await self.context.fit(self.state, tools, signal)).ok:
+        await self.context.discovered()
+        fit = await self.context.fit(self.state, tools, signal)
+        if not fit.ok:
             turn.end("cancelled" if signal.aborted else "error")
+            turn.too_big = fit.prompt_too_big
             return None
         return tools
 
@@ -320,6 +349,12 @@ class Session:
         try:
             response = await self._ask_model(signal, step, tools)
         except LLMError as error:
+            if error.kind is LLMErrorKind.CONTEXT_OVERFLOW and not signal.aborted and turn.first_time("size"):
+                window = self.context.refused(self.history, tools, error.window)
+                reason = f"the request was too big for the model's window of {window:,} tokens; making room"
+                self.events.emit(ModelRetrying(1, 0.0, reason))
+                return None  # the next step compresses to the smaller window
+            turn.too_big = error.kind is LLMErrorKind.CONTEXT_OVERFLOW
             self._model_failed(turn, step, error, signal)
             return None
         step.response = response
@@ -329,6 +364,15 @@ class Session:
             self.events.emit(UsageUpdated(response.usage, self.usage))
         self.events.emit(AssistantMessage(self.turns, response.text, response.tool_calls, response.usage))
         turn.text = response.text
+        if (problem := unusable(response, bool(step.reasoning))) is not None:
+            if not response.text.strip():
+                step.response, step.text = None, []  # nothing of it belongs in the history
+            if problem.retry and turn.first_time("unusable"):
+                self.events.emit(ModelRetrying(1, 0.0, problem.cause))
+                return None
+            turn.end("error", LLMError(problem.message, LLMErrorKind.INCOMPLETE))
+            self.events.emit(ErrorOccurred(problem.message, LLMErrorKind.INCOMPLETE.value))
+            return None
         if not response.tool_calls:
             turn.end("completed")
         return response
@@ -340,6 +384,7 @@ class Session:
                 step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
             elif isinstance(item, ReasoningDelta):
+                step.reasoning.append(item.text)
                 self.events.emit(AssistantReasoningDelta(item.text))
             elif isinstance(item, RetryNotice):
                 self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))

@@ -307,10 +307,11 @@ def _grammar_checked(proposal: Proposal) -> Proposal | ToolResult:
         return proposal
     if verdict.cut_off is not None:
         return ToolResult.failure(
-            f"Refused: the new text looks cut off at line {verdict.cut_off.line} ({verdict.cut_off.what}), "
-            "as when a reply hits its output limit: the file parsed before, and with this change it would "
-            f"stop parsing as {verdict.language} right where the new text ends. Nothing was changed. Send "
-            "the complete text; for a large change, send smaller pieces (one edit per function or block).",
+            f"Refused: the new text looks cut off: it stops at line {verdict.cut_off.line} "
+            f"({verdict.cut_off.what}) where {verdict.language} needs more, as when a reply hits its output "
+            f"limit; {'the file parsed before this change and would not after it' if old is not None else 'the new file would not parse'}. "
+            "Nothing was changed. Send the complete text; for a large change, send smaller pieces (one edit "
+            "per function or block).",
             ToolErrorType.EDIT_PREPARATION_FAILURE,
         )
     assert verdict.broken is not None

@@ -298,11 +298,18 @@ def check(
             if len(parsed.errors) <= len(before):
                 return None  # the errors were there before the change, and it adds none
             continue  # a window that did not parse before the change says nothing: a wider one may
-        stop = _stops_at_end(parsed, new_text, *new_span)
-        if stop is not None:
-            return SyntaxVerdict(language, cut_off=_error(stop, parsed))
+        if _stops_at_end(parsed, new_text, *new_span) is not None:
+            return SyntaxVerdict(language, cut_off=_where_it_stops(new_text, new_span))
         return SyntaxVerdict(language, broken=_error(parsed.errors[0], parsed))
     return None
+
+
+def _where_it_stops(text: str, span: tuple[int, int]) -> ParseError:
+    """The last line of the new text, which is where a text cut short stops."""
+    stop = span[0] + len(text[span[0] : span[1]].rstrip())
+    line_start = text.rfind("\n", 0, stop) + 1
+    tail = text[max(line_start, stop - 60) : stop].strip()
+    return ParseError(text.count("\n", 0, stop) + 1, f"it ends with {tail!r}")
 
 
 def _error(node: Node, parsed: _Parsed) -> ParseError:

@@ -41,3 +41,16 @@ def test_a_line_that_says_the_rest_where_code_went_missing_is_a_placeholder(new:
 )
 def test_code_and_prose_that_look_alike_stay(new: str, old: str | None, prose: bool) -> None:
     assert elided_code(new, old, prose) is None
+
+
+def test_a_worded_placeholder_next_to_all_its_code_is_a_comment() -> None:
+    from pathlib import Path
+
+    from qcore.tools.builtin.edit.guards import refusal
+    from qcore.tools.builtin.edit.placeholders import code_lost
+
+    assert code_lost("x = 2\n", "x = 1\n") and not code_lost("# rest below\nx = 1\n", "x = 1\n")
+    assert not code_lost("# ... rest of the code\n", None)
+    new_file = "function f() {\n  // ... rest of the code\n  return 1;\n}\n"
+    assert refusal(new_file, None, Path("f.js"), None, "content") is None
+    assert refusal("// ... rest of the code\nreturn 2;", "x();\nreturn 1;", Path("f.js"), "", "new_string")

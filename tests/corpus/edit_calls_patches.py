@@ -192,6 +192,15 @@ PLACEHOLDERS: list[Case] = [
         b"# Notes\n\nIt failed...\n\n...and then we fixed it.\n",
         file="n.md",
     ),
+    # QwenLM/qwen-code#2575 (scope): a new file's own ellipsis comment stands for nothing
+    Case(
+        "ph2-keep-new-file-ellipsis-comment",
+        None,
+        "write_file",
+        write(content="function f() {\n  // ...\n  return 1;\n}\n"),
+        b"function f() {\n  // ...\n  return 1;\n}\n",
+        file="fresh.js",
+    ),
     # QwenLM/qwen-code#2575 (scope): a comment that says "rest" where no code went missing
     Case(
         "ph2-keep-comment-nothing-missing",

@@ -17,7 +17,12 @@ import re
 from pathlib import Path
 
 from qcore.text.patches import is_envelope
-from qcore.tools.builtin.edit.placeholders import elided_code, find_placeholder, placeholder_refusal
+from qcore.tools.builtin.edit.placeholders import (
+    code_lost,
+    elided_code,
+    find_placeholder,
+    placeholder_refusal,
+)
 from qcore.tools.builtin.edit.readings import unescape_once
 from qcore.tools.builtin.edit.syntax import has_grammar
 
@@ -127,6 +132,8 @@ def refusal(new: str, old: str | None, path: Path, file_text: str | None, field:
     """Why ``new`` (``field`` of the call) must not be written, or None. ``old``: the text it replaces
     (None for a whole file); ``file_text``: the file as it is (None when it does not exist)."""
     placeholder = find_placeholder(new, old, file_text)
+    if placeholder is not None and not code_lost(new, old):
+        placeholder = None  # it says "the rest", but stands for nothing: a comment
     if placeholder is None:
         placeholder = elided_code(new, old, path.suffix.lower() in PROSE_SUFFIXES)
     if placeholder is not None:

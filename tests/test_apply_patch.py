@@ -141,3 +141,14 @@ async def test_the_policy_treats_a_patch_as_an_edit(root: Path) -> None:
     question = await tool.should_confirm_execute(tool.build({"patch": ENVELOPE}), AbortSignal())
     assert question is not None and question.protection
     assert _verdict(root, question, mode=ApprovalMode.AUTO_EDIT) is Verdict.ASK
+
+
+def test_a_patch_run_through_the_shell_is_read_as_one() -> None:
+    from qcore.tools.names import shell_patch
+
+    body = "*** Begin Patch\n*** Delete File: a\n*** End Patch"
+    assert shell_patch(f"apply_patch <<'EOF'\n{body}\nEOF") == body
+    assert shell_patch(f'applypatch "{body}"') == body
+    assert shell_patch("apply_patch --help") is None
+    assert shell_patch("git apply fix.patch") is None
+    assert shell_patch(f"apply_patch <<'EOF'\n{body}\nEOF\nrm -rf /") is None  # more than the patch: a command

@@ -339,6 +339,60 @@ PATCHES: list[Case] = [
         b"x = 1\ny = 3\n",
         file="g.py",
     ),
+    # openai/codex apply_patch tool (class): the patch under the name "input", as Codex's function sends it
+    Case(
+        "pt-input-parameter",
+        b"x = 1\ny = 2\n",
+        "apply_patch",
+        json.dumps({"input": "*** Begin Patch\n*** Update File: {rel}\n@@\n-y = 2\n+y = 3\n*** End Patch\n"}),
+        b"x = 1\ny = 3\n",
+        file="in.py",
+    ),
+    # openai/codex apply_patch as a free-form tool (class): the patch as the whole argument text
+    Case(
+        "pt-freeform-text",
+        b"x = 1\ny = 2\n",
+        "apply_patch",
+        "*** Begin Patch\n*** Update File: {rel}\n@@\n-y = 2\n+y = 4\n*** End Patch\n",
+        b"x = 1\ny = 4\n",
+        file="ff.py",
+    ),
+    # openai/codex apply_patch through the shell (class): a heredoc to the apply_patch command
+    Case(
+        "pt-shell-heredoc",
+        b"x = 1\ny = 2\n",
+        "run_shell_command",
+        json.dumps(
+            {
+                "command": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: {rel}\n@@\n-y = 2\n+y = 5\n"
+                "*** End Patch\nEOF\n"
+            }
+        ),
+        b"x = 1\ny = 5\n",
+        file="sh.py",
+    ),
+    # openai/codex apply_patch through the shell (class): the patch as one quoted argument
+    Case(
+        "pt-shell-quoted",
+        b"x = 1\ny = 2\n",
+        "run_shell_command",
+        json.dumps(
+            {
+                "command": "apply_patch '*** Begin Patch\n*** Update File: {rel}\n@@\n-x = 1\n+x = 0\n*** End Patch'"
+            }
+        ),
+        b"x = 0\ny = 2\n",
+        file="sq.py",
+    ),
+    # gptme/gptme#1245 (class): the patch inside a Markdown fence
+    Case(
+        "pt-fenced-patch",
+        b"x = 1\ny = 2\n",
+        "apply_patch",
+        patch("```diff\n--- a/{rel}\n+++ b/{rel}\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 6\n```"),
+        b"x = 1\ny = 6\n",
+        file="fe.py",
+    ),
     # --- refused: the patch cannot apply, or would leave something wrong ------------------------------------
     # gptme/gptme#1245: a hunk whose lines are not in the file is named
     Case(

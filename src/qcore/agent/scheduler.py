@@ -32,7 +32,7 @@ from qcore.permissions.policy import PermissionPolicy, Verdict, protected
 from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
 from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError, takes_approval
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
-from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
+from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, shell_patch, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.tools.truncation import OutputLimits
@@ -135,15 +135,25 @@ class ToolScheduler:
         properties = tool.parameter_schema.get("properties", {})
         if request.cut_off and not whole_json(request.arguments):
             return self._fail(call, CUT_OFF.format(tool=tool.name), ToolErrorType.INVALID_TOOL_PARAMS)
+        freeform = tool.freeform_parameter
         try:
-            keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
-            args = parse_arguments(request.arguments, keys)
+            if freeform is not None and not request.arguments.lstrip().startswith(("{", "[")):
+                args = {freeform: request.arguments}  # plain text for the one parameter that takes it
+            else:
+                keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
+                args = parse_arguments(request.arguments, keys)
         except ArgumentsError as error:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
         args, unwrapped = unwrap_arguments(args, tool.parameter_schema, tool.name)
         args, renamed = rename_parameters(args, properties)
+        command = args.get("command") if tool.name == "run_shell_command" else None
+        patch = shell_patch(command) if isinstance(command, str) else None
+        if patch is not None and (patch_tool := self.registry.get("apply_patch")) is not None:
+            tool, args = patch_tool, {"patch": patch}  # Codex's habit: the patch tool run as a command
+            renamed = [*renamed, "apply_patch through the shell -> apply_patch"]
+            call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
         call = call.evolve(args=args, renamed_parameters=(*unwrapped, *renamed))
         try:
             params = tool.build(args)

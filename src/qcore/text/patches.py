@@ -60,6 +60,7 @@ class FilePatch:
 
 
 _BEGIN, _END = "*** Begin Patch", "*** End Patch"
+_FENCED = re.compile(r"\A\s*```[\w-]*[ \t]*\n(.*?)\n```[ \t]*\s*\Z", re.DOTALL)
 _FILE_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
 
 
@@ -78,6 +79,9 @@ def looks_like_patch(text: str) -> bool:
 def parse_patch(text: str) -> list[FilePatch]:
     """The files ``text`` changes, in order; PatchError when it is neither spelling or is malformed."""
     text = text.replace("\r\n", "\n")
+    fenced = _FENCED.match(text)
+    if fenced is not None:  # a patch inside a Markdown fence: the fence is not part of it
+        text = fenced.group(1) + "\n"
     if is_envelope(text):
         return _parse_envelope(text)
     if re.search(r"^@@ -\d", text, re.MULTILINE):

@@ -81,6 +81,7 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
     kind = Kind.EDIT
     is_output_markdown = False
     params_model = ApplyPatchParams
+    freeform_parameter = "patch"
 
     def _files(self, params: ApplyPatchParams) -> list[FilePatch]:
         try:

@@ -151,4 +151,6 @@ def test_a_patch_run_through_the_shell_is_read_as_one() -> None:
     assert shell_patch(f'applypatch "{body}"') == body
     assert shell_patch("apply_patch --help") is None
     assert shell_patch("git apply fix.patch") is None
-    assert shell_patch(f"apply_patch <<'EOF'\n{body}\nEOF\nrm -rf /") is None  # more than the patch: a command
+    assert (
+        shell_patch(f"apply_patch <<'EOF'\n{body}\nEOF\nrm -rf /") is None
+    )  # more than the patch: a command

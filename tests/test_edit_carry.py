@@ -91,3 +91,26 @@ def test_a_match_past_invisible_characters_is_the_file_span() -> None:
     content = "x\u200b = 1\ny\u200b\u200b = 2\n"
     match = find_matches(content, "y = 2")
     assert match is not None and [content[s:e] for s, e in match.spans] == ["y\u200b\u200b = 2"]
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "new", "expected"),
+    [
+        # over-escaped and indented one level off
+        (
+            "class A:\n    def f(self):\n        return 'a'\n",
+            "def f(self):\\n    return 'a'",
+            "def f(self):\\n    return 'b'",
+            "class A:\n    def f(self):\n        return 'b'\n",
+        ),
+        # HTML entities and indented one level off
+        (
+            "class A:\n    def f(self):\n        return a < b\n",
+            "def f(self):\n    return a &lt; b",
+            "def f(self):\n    return a &lt;= b",
+            "class A:\n    def f(self):\n        return a <= b\n",
+        ),
+    ],
+)
+def test_a_decoding_composes_with_the_line_readings(content: str, old: str, new: str, expected: str) -> None:
+    assert _edit(content, old, new) == expected

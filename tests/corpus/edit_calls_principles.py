@@ -242,6 +242,24 @@ LOOKALIKES: list[Case] = [
         _u(f"def f():\n    # step one {EM} load\n    load()\n    validate()\n"),
         file="steps.py",
     ),
+    # RooCodeInc/Roo-Code#5633 (class, composition): HTML entities and a block indented one level off
+    Case(
+        "p1-entities-and-indent",
+        b"class A:\n    def f(self):\n        return a < b\n",
+        "edit",
+        edit(old_string="def f(self):\n    return a &lt; b", new_string="def f(self):\n    return a &lt;= b"),
+        b"class A:\n    def f(self):\n        return a <= b\n",
+        file="ent.py",
+    ),
+    # vybestack/llxprt-code#3606 (class, composition): over-escaped and indented one level off
+    Case(
+        "p1-escapes-and-indent",
+        b"class A:\n    def f(self):\n        return 'a'\n",
+        "edit",
+        edit(old_string="def f(self):\\n    return 'a'", new_string="def f(self):\\n    return 'b'"),
+        b"class A:\n    def f(self):\n        return 'b'\n",
+        file="esc.py",
+    ),
     # github/copilot-cli#3254 (class): curly quotes matched, replace_all across two lines
     Case(
         "p1-curly-replace-all",

@@ -241,11 +241,15 @@ def _shifted(line: str, shift: tuple[str, str]) -> str | None:
 
 def second_reading(content: str, old: str, new: str) -> Reading | str | None:
     """The one place a second reading of ``old`` finds, with what to put there; a message when a reading
-    finds several places; None when no reading finds anything."""
+    finds several places; None when no reading finds anything. A decoding is tried with the match ladder
+    first, then, like the text as sent, line by line (an over-escaped block indented one level off is
+    read with both)."""
+    decodings: list[tuple[str, str, str]] = []
     for label, decode in _DECODINGS:
         decoded = decode(old, new)
         if decoded is None or decoded[0] == old:
             continue
+        decodings.append((label, *decoded))
         match = find_matches(content, decoded[0])
         if match is None:
             continue
@@ -257,12 +261,15 @@ def second_reading(content: str, old: str, new: str) -> Reading | str | None:
             news = (carry_over(decoded[0], content[start:end], decoded[1]),)
         return Reading(match.spans, news, label)
     lines = _Lines(content)
-    for reading in (_cosmetic_reading, _indent_reading):
-        found = reading(lines, old, new)
-        if isinstance(found, str):
-            return found
-        if len(found) == 1:
-            return found[0]
-        if found:
-            return f"read with {found[0].rung} set aside, old_string matches {len(found)} places"
+    for label, read_old, read_new in [("", old, new), *decodings]:
+        for reading in (_cosmetic_reading, _indent_reading):
+            found = reading(lines, read_old, read_new)
+            if isinstance(found, str):
+                return found
+            if label:
+                found = [Reading(one.spans, one.news, f"{label} and {one.rung}") for one in found]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                return f"read with {found[0].rung} set aside, old_string matches {len(found)} places"
     return None

@@ -114,3 +114,33 @@ def test_a_match_past_invisible_characters_is_the_file_span() -> None:
 )
 def test_a_decoding_composes_with_the_line_readings(content: str, old: str, new: str, expected: str) -> None:
     assert _edit(content, old, new) == expected
+
+
+def test_what_only_the_file_has_at_the_place_of_a_change_goes_with_the_change() -> None:
+    assert carry_over("ab", "a\u200bb", "aXb") == "aXb"
+    assert carry_over("ab", "a\u200bb", "ab!") == "a\u200bb!"
+    assert carry_over("ab", "\u200bab", "Xab") == "Xab"
+    assert carry_over("ab", "ab\u200b", "abX") == "abX"
+    assert carry_over("a b", "a  b", "a b c") == "a  b c"
+
+
+def test_a_long_region_is_aligned_line_by_line() -> None:
+    """Thousands of lines that each differ from the file by a look-alike, one changed in the middle and
+    one blank line only the file has: every unchanged line keeps the file's characters."""
+    rows = [f"row_{n} = \u201cvalue {n}\u201d  # it\u2019s   row {n}" for n in range(1500)]
+    file = "\n".join([*rows[:700], "", *rows[700:]])
+    old = "\n".join(row.replace("\u201c", '"').replace("\u201d", '"').replace("\u2019", "'") for row in rows)
+    old = old.replace("   row", " row")
+    new = old.replace('row_750 = "value 750"', 'row_750 = "changed"')
+    expected = file.replace("row_750 = \u201cvalue 750\u201d", "row_750 = \u201cchanged\u201d")
+    assert carry_over(old, file, new) == expected
+
+
+def test_a_block_rewritten_whole_takes_the_model_s_text_and_keeps_the_edges() -> None:
+    head, tail = "start = \u201ca\u201d\n", "end = \u201cz\u201d\n"
+    middle_file = "".join(f"x{n} = \u201c{n}\u201d\n" for n in range(2000))
+    middle_old = middle_file.replace("\u201c", '"').replace("\u201d", '"')
+    middle_new = "".join(f"y{n} = [{n}]\n" for n in range(2000))
+    old = 'start = "a"\n' + middle_old + 'end = "z"\n'
+    new = 'start = "a"\n' + middle_new + 'end = "z"\n'
+    assert carry_over(old, head + middle_file + tail, new) == head + middle_new + tail

@@ -154,3 +154,11 @@ def test_a_patch_run_through_the_shell_is_read_as_one() -> None:
     assert (
         shell_patch(f"apply_patch <<'EOF'\n{body}\nEOF\nrm -rf /") is None
     )  # more than the patch: a command
+
+
+async def test_a_moved_file_keeps_its_line_endings(root: Path) -> None:
+    (root / "win.txt").write_bytes(b"a\r\nb\r\n")
+    patch = "*** Begin Patch\n*** Update File: win.txt\n*** Move to: moved.txt\n@@\n-b\n+c\n*** End Patch"
+    _, text, ok = await _apply(root, patch)
+    assert ok, text
+    assert (root / "moved.txt").read_bytes() == b"a\r\nc\r\n" and not (root / "win.txt").exists()

@@ -55,6 +55,14 @@ class FileStep:
     shown_before: str | None = None
     """The text the diff starts from (a moved file's old content; None: a new file)."""
     notes: tuple[str, ...] = ()
+    keep_from: Existing | None = None
+    """A moved file: the file whose encoding, line endings and byte order mark the new name keeps."""
+
+    def data(self) -> bytes:
+        assert self.proposal is not None
+        if self.keep_from is not None:
+            return self.keep_from.file.render(self.proposal.new_text)
+        return self.proposal.new_bytes()
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,8 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
             )
         moved = Proposal(target, None, text)
         shown = self.workspace.relative(target)
-        return FileStep(f"{label} -> {shown}", moved, existing, path, existing.file.text, tuple(readings))
+        notes = tuple(readings)
+        return FileStep(f"{label} -> {shown}", moved, existing, path, existing.file.text, notes, existing)
 
     async def plan(self, params: ApplyPatchParams) -> list[FileStep] | ToolResult:
         """Every file's step, or the first reason the patch cannot apply whole."""
@@ -164,9 +173,7 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
                 proposal = checked(step.proposal, self.context)
                 if isinstance(proposal, ToolResult):
                     return proposal
-                step = FileStep(
-                    step.label, proposal, step.remove, step.remove_path, step.shown_before, step.notes
-                )
+                step = replace(step, proposal=proposal)
             steps.append(step)
         return steps
 
@@ -232,8 +239,10 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
                     proposal = step.proposal
                     old = proposal.original
                     encoding = old.file.encoding if old else "utf-8"
+                    if step.keep_from is not None:
+                        encoding = step.keep_from.file.encoding
                     written = await self.file_access(proposal.path).write(
-                        proposal.path, proposal.new_bytes(), encoding
+                        proposal.path, step.data(), encoding
                     )
                     done.append((proposal.path, old.read.data if old else None, encoding))
                     if self.context is not None:

@@ -384,6 +384,30 @@ PATCHES: list[Case] = [
         b"x = 0\ny = 2\n",
         file="sq.py",
     ),
+    # oven-sh/bun#41733 (class): bare unified hunks with the file named apart, the git context line kept
+    Case(
+        "pt-bare-hunks-with-path",
+        APP,
+        "apply_patch",
+        json.dumps(
+            {
+                "file_path": "{path}",
+                "patch": '@@ -6,2 +6,2 @@ def greet(name):\n-    print("hello", name)\n+    print("howdy", name)\n',
+            }
+        ),
+        APP.replace(b'"hello"', b'"howdy"'),
+        file="app.py",
+    ),
+    # oven-sh/bun#41733 (scope): bare hunks with no file named are refused, saying how to name it
+    Case(
+        "pt-bare-hunks-without-path",
+        APP,
+        "apply_patch",
+        patch('@@ -6,2 +6,2 @@\n-    print("hello", name)\n+    print("howdy", name)\n'),
+        None,
+        "file_path",
+        file="app.py",
+    ),
     # gptme/gptme#1245 (class): the patch inside a Markdown fence
     Case(
         "pt-fenced-patch",

@@ -61,6 +61,7 @@ class FilePatch:
 
 _BEGIN, _END = "*** Begin Patch", "*** End Patch"
 _FENCED = re.compile(r"\A\s*```[\w-]*[ \t]*\n(.*?)\n```[ \t]*\s*\Z", re.DOTALL)
+_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$")
 _FILE_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
 
 
@@ -76,14 +77,20 @@ def looks_like_patch(text: str) -> bool:
     return bool(re.search(r"^--- \S.*\n\+\+\+ \S.*\n@@ -\d", text, re.MULTILINE))
 
 
-def parse_patch(text: str) -> list[FilePatch]:
-    """The files ``text`` changes, in order; PatchError when it is neither spelling or is malformed."""
+def parse_patch(text: str, path: str | None = None) -> list[FilePatch]:
+    """The files ``text`` changes, in order; PatchError when it is neither spelling or is malformed.
+    ``path``: the file that hunks sent without any file header (only ``@@`` sections) apply to."""
     text = text.replace("\r\n", "\n")
     fenced = _FENCED.match(text)
     if fenced is not None:  # a patch inside a Markdown fence: the fence is not part of it
         text = fenced.group(1) + "\n"
     if is_envelope(text):
         return _parse_envelope(text)
+    headers = re.search(r"^(?:--- |\*\*\* (?:Update|Add|Delete) File:)", text, re.MULTILINE)
+    if headers is None and text.lstrip().startswith("@@"):
+        if path is None:
+            raise PatchError("its hunks name no file (no --- / +++ headers): say which file with file_path")
+        return [FilePatch("update", path, hunks=_envelope_hunks(path, text.strip("\n").split("\n")))]
     if re.search(r"^@@ -\d", text, re.MULTILINE):
         return _parse_unified(text)
     raise PatchError(
@@ -139,15 +146,19 @@ def _envelope_hunks(path: str, body: list[str]) -> tuple[Hunk, ...]:
     hunks: list[Hunk] = []
     lines: list[tuple[str, str]] = []
     anchor, header, at_end = "", "", False
+    start: int | None = None
 
     def close() -> None:
         if lines:
-            hunks.append(Hunk(tuple(lines), anchor, None, at_end, header or f"hunk {len(hunks) + 1}"))
+            hunks.append(Hunk(tuple(lines), anchor, start, at_end, header or f"hunk {len(hunks) + 1}"))
 
     for number, line in enumerate(body, 1):
         if line.startswith("@@"):
             close()
-            lines, anchor, header, at_end = [], line[2:].strip(), line.strip(), False
+            lines, anchor, header, at_end, start = [], line[2:].strip(), line.strip(), False, None
+            numbered = _UNIFIED_HUNK.match(line)
+            if numbered is not None:  # a unified hunk header: its text after @@ is the enclosing line
+                anchor, start = numbered.group(2).strip(), int(numbered.group(1))
         elif line.strip() == "*** End of File":
             at_end = True
         elif line[:1] in (" ", "-", "+"):

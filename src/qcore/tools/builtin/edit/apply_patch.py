@@ -41,6 +41,9 @@ class ApplyPatchParams(ToolParams):
         "(optionally '*** Move to: q', then hunks: '@@ context', ' ' kept, '-' removed, '+' added lines) / "
         "'*** Delete File: p' / '*** End Patch'; or a unified diff (--- a/p, +++ b/p, @@ -l,n +l,n @@)."
     )
+    file_path: str | None = Field(
+        None, description="Only for hunks sent without any file header: the file they change."
+    )
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
 
     def _files(self, params: ApplyPatchParams) -> list[FilePatch]:
         try:
-            return parse_patch(params.patch)
+            return parse_patch(params.patch, params.file_path)
         except PatchError as error:
             from qcore.tools.base import ToolParamsError
 

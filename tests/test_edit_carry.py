@@ -144,3 +144,23 @@ def test_a_block_rewritten_whole_takes_the_model_s_text_and_keeps_the_edges() ->
     old = 'start = "a"\n' + middle_old + 'end = "z"\n'
     new = 'start = "a"\n' + middle_new + 'end = "z"\n'
     assert carry_over(old, head + middle_file + tail, new) == head + middle_new + tail
+
+
+@pytest.mark.parametrize(
+    ("old", "file", "new", "expected"),
+    [
+        # a lone quote between two changes, inside a line: the model's
+        ('"a"b', "\u201ca\u201db", '"c"d', "\u201cc\"d"),
+        # a lone quote that ends a line in both: the file's
+        ('"a"\nb', "\u201ca\u201d\nb", '"c"\n  d', "\u201cc\u201d\n  d"),
+        # a lone quote that starts a line in both: the file's
+        ('a\n"b', "a\n\u201cb", 'c\n\n"d', "c\n\n\u201cd"),
+        # a lone quote that starts a line in one text only: the model's
+        ('a "b', "a \u201cb", 'c\n"d', 'c\n"d'),
+        # a look-alike that folds to another character entirely (NFD against NFC) inside a change
+        ("caf\u00e9 x", "cafe\u0301 x", "caf\u00e9 y", "cafe\u0301 y"),
+        ("x caf\u00e9", "x cafe\u0301", "y caf\u00e9s", "y caf\u00e9s"),
+    ],
+)
+def test_lone_marks_and_unfolded_spellings(old: str, file: str, new: str, expected: str) -> None:
+    assert carry_over(old, file, new) == expected

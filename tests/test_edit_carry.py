@@ -150,7 +150,7 @@ def test_a_block_rewritten_whole_takes_the_model_s_text_and_keeps_the_edges() ->
     ("old", "file", "new", "expected"),
     [
         # a lone quote between two changes, inside a line: the model's
-        ('"a"b', "\u201ca\u201db", '"c"d', "\u201cc\"d"),
+        ('"a"b', "\u201ca\u201db", '"c"d', '\u201cc"d'),
         # a lone quote that ends a line in both: the file's
         ('"a"\nb', "\u201ca\u201d\nb", '"c"\n  d', "\u201cc\u201d\n  d"),
         # a lone quote that starts a line in both: the file's

@@ -87,6 +87,7 @@ async def test_a_patch_asks_once_showing_every_file(project: Project) -> None:
         await idle(pilot)
     assert (project.root / "app.py").read_text() == NEW_APP
     assert (project.root / "notes.txt").read_text() == "first note\n"
+    assert len(app.stats.files_changed) == 2 and app.stats.lines_added == 2
 
 
 async def test_rejecting_with_a_message_leaves_the_file_and_tells_the_model(project: Project) -> None:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from qcore.abort import AbortSignal
 from qcore.permissions.subjects import PathSubject
-from qcore.text.diffs import structured_diff
+from qcore.text.diffs import file_diff, structured_diff
 from qcore.text.patches import FilePatch, PatchError, parse_patch
 from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.builtin.edit.file_change import (
@@ -274,13 +274,17 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
         lines += [
             f"{step.label}: {step.proposal.note}" for step in steps if step.proposal and step.proposal.note
         ]
-        diff = "".join(
-            structured_diff(
+        sides = [
+            (
+                step.label,
                 step.shown_before if step.proposal is None or step.remove else step.proposal.old_text,
                 step.proposal.new_text if step.proposal else "",
-            ).unified(step.label)
+            )
             for step in steps
-        )
+        ]
+        if len(sides) == 1:  # one file: shown as edit shows it
+            return ToolResult(" ".join(lines), file_diff(*sides[0], "Original", "Written"))
+        diff = "".join(structured_diff(old, new).unified(label) for label, old, new in sides)
         return ToolResult(" ".join(lines), diff)
 
 

@@ -103,3 +103,57 @@ def test_a_big_file_is_checked_around_the_change() -> None:
     assert (cut, broken) == (None, None)
     cut, _ = _edit("big.py", text, "    return a + 10000\n", "    return g(a,\n")
     assert cut is not None and cut.startswith("40002:")
+
+
+_C_LIKE = ("int f(void) {\n  g(1,\n", "int x;\n")
+_JS_LIKE = ("f(1,\n", "f(1);\n")
+SAMPLES = {
+    "py": ("x = [1,\n", "x = 1\n"),
+    "js": _JS_LIKE,
+    "ts": _JS_LIKE,
+    "go": ("package p\nvar x = f(1,\n", "package p\nvar x = 1\n"),
+    "rs": ("fn f() { g(1,\n", "fn f() {}\n"),
+    "java": ("class A { void f() { g(1,\n", "class A {}\n"),
+    "c": _C_LIKE,
+    "cpp": _C_LIKE,
+    "json": ('{"a": [1,\n', '{"a": 1}\n'),
+    "yaml": ("a: [1,\n", "a: 1\n"),
+    "toml": ("a = [1,\n", "a = 1\n"),
+    "html": ('<div class="a\n', "<p>x</p>\n"),
+    "css": ("a { color:\n", "a { color: red; }\n"),
+}
+FAMILIES = {
+    "py": ".py .pyi",
+    "js": ".js .mjs .cjs .jsx",
+    "ts": ".ts .mts .tsx",
+    "c": ".c .h",
+    "cpp": ".cc .cpp .cxx .hpp .hh",
+    "yaml": ".yaml .yml",
+    "html": ".html .htm",
+}
+
+
+@pytest.mark.parametrize(
+    ("suffix", "family"),
+    [(suffix, family) for family in SAMPLES for suffix in FAMILIES.get(family, f".{family}").split()],
+)
+def test_every_grammar_loads_and_finds_text_cut_short(suffix: str, family: str) -> None:
+    cut, whole = SAMPLES[family]
+    assert _write(f"a{suffix}", None, cut) == (True, False)
+    assert _write(f"a{suffix}", None, whole) is None
+    assert _write(f"A{suffix.upper()}", None, cut) == (True, False)  # the suffix's case does not matter
+
+
+def test_markdown_is_prose_and_never_cut_off() -> None:
+    assert _write("a.md", None, "# T\n\n```python\nx = [1,\n") is None
+    assert _write("a.markdown", "# T\n", "# T\n\n*unclosed") is None
+
+
+def test_a_grammar_that_did_not_install_checks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qcore.tools.builtin.edit import syntax
+
+    monkeypatch.setitem(syntax._GRAMMARS, ".zz", ("no_such_grammar_module", "language", "Zz"))
+    assert syntax.has_grammar(Path("a.zz"))
+    assert check(Path("a.zz"), None, "f(1,", (0, 0), (0, 4)) is None
+    assert check(Path("a.txt"), None, "f(1,", (0, 0), (0, 4)) is None
+    assert check(Path("a.py"), None, "  \n", (0, 0), (0, 3)) is None  # nothing to parse

@@ -12,10 +12,11 @@ from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode
 from qcore.permissions.policy import PermissionPolicy, Verdict
 from qcore.permissions.rules import Rule, RuleKind, RuleSource
-from qcore.text.patches import PatchError, parse_patch
+from qcore.text.patches import Hunk, PatchError, parse_patch
 from qcore.tools.base import ToolContext, ToolParamsError
 from qcore.tools.builtin import BUILTIN_TOOL_CLASSES
 from qcore.tools.builtin.edit.apply_patch import ApplyPatch, ProposedPatch
+from qcore.tools.builtin.edit.hunks import HunkFailure, apply_hunks
 from qcore.tools.builtin.edit.tool import Edit
 
 APP = 'def main():\n    greet("world")\n    return 0\n\n\ndef greet(name):\n    print("hello", name)\n'
@@ -162,3 +163,26 @@ async def test_a_moved_file_keeps_its_line_endings(root: Path) -> None:
     _, text, ok = await _apply(root, patch)
     assert ok, text
     assert (root / "moved.txt").read_bytes() == b"a\r\nc\r\n" and not (root / "win.txt").exists()
+
+
+def _hunk(*lines: str, anchor: str = "", line: int | None = None, at_end: bool = False) -> Hunk:
+    marked = tuple((text[0], text[1:]) for text in lines)
+    return Hunk(marked, anchor, line, at_end, "@@")
+
+
+def test_hunks_are_placed_in_order_and_by_their_hints() -> None:
+    text = "a\nx\nb\nx\nc\n"
+    assert apply_hunks(text, (_hunk("-x", "+y"),), "f")[0] == "a\ny\nb\nx\nc\n"  # type: ignore[index]
+    assert apply_hunks(text, (_hunk("-x", "+y", anchor="b"),), "f")[0] == "a\nx\nb\ny\nc\n"  # type: ignore[index]
+    both = (_hunk("-x", "+1"), _hunk("-x", "+2"))
+    assert apply_hunks(text, both, "f")[0] == "a\n1\nb\n2\nc\n"  # type: ignore[index]
+    assert apply_hunks(text, (_hunk("-x", "+y", line=4),), "f")[0] == "a\nx\nb\ny\nc\n"  # type: ignore[index]
+    assert apply_hunks(text, (_hunk("+z", line=2),), "f")[0] == "a\nx\nz\nb\nx\nc\n"  # type: ignore[index]
+    assert apply_hunks(text, (_hunk("+z"),), "f")[0] == text + "z\n"  # type: ignore[index]
+    assert apply_hunks(text, (_hunk("+z", anchor="b"),), "f")[0] == "a\nx\nb\nz\nx\nc\n"  # type: ignore[index]
+    tie = apply_hunks("x\nm\nx\n", (_hunk("-x", "+y", line=2),), "f")
+    assert isinstance(tie, HunkFailure) and "none nearest" in tie.message
+    missing = apply_hunks(text, (_hunk("-x", "+y", anchor="nowhere"),), "f")
+    assert isinstance(missing, HunkFailure) and "'nowhere' was not found" in missing.message
+    second = apply_hunks(text, (_hunk("-c", "+d"), _hunk("-a", "+b")), "f")
+    assert isinstance(second, HunkFailure) and second.message.startswith("hunk 2 of f")

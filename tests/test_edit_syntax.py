@@ -157,3 +157,45 @@ def test_a_grammar_that_did_not_install_checks_nothing(monkeypatch: pytest.Monke
     assert check(Path("a.zz"), None, "f(1,", (0, 0), (0, 4)) is None
     assert check(Path("a.txt"), None, "f(1,", (0, 0), (0, 4)) is None
     assert check(Path("a.py"), None, "  \n", (0, 0), (0, 3)) is None  # nothing to parse
+
+
+WINDOWED = "a = 1\n\ndef f():\n    x = 1\n    y = 2\n\ndef g():\n    z = 3\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("at", "reach", "indent", "shown"),
+    [
+        ("y = 2", 1, "", "def f():\n    x = 1\n    y = 2\n\n"),
+        ("y = 2", 2, "", "a = 1\n\ndef f():\n    x = 1\n    y = 2\n\ndef g():\n    z = 3\n}\n"),
+        ("z = 3", 1, "", "def g():\n    z = 3\n}\n"),
+        ("y = 2", 1, "    ", "    y = 2\n\n"),
+        ("x = 1", 1, "    ", "    x = 1\n"),
+        ("x = 1", 4, "    ", "    x = 1\n    y = 2\n\n"),
+        ("a = 1", 1, "", "a = 1\n\n"),
+    ],
+)
+def test_the_window_is_the_unit_around_the_change(at: str, reach: int, indent: str, shown: str) -> None:
+    from qcore.tools.builtin.edit.syntax import _window
+
+    start = WINDOWED.index(at)
+    first, last = _window(WINDOWED, start, start + len(at), reach, indent)
+    assert WINDOWED[first:last] == shown
+
+
+def test_indentation_and_blocks_are_read_from_the_line() -> None:
+    from qcore.tools.builtin.edit.syntax import _indent_at, _inside
+
+    assert _indent_at(WINDOWED, WINDOWED.index("y = 2") + 2) == "    "
+    assert _indent_at(WINDOWED, 0) == "" and _indent_at("\t\tx", 2) == "\t\t"
+    start = WINDOWED.index("x = 1")
+    assert _inside(WINDOWED, (start, start + 15), "    ")
+    assert not _inside(WINDOWED, (start, WINDOWED.index("z = 3")), "    ")
+
+
+def test_messages_name_the_line_and_the_text() -> None:
+    cut, _ = _edit("a.py", PY, "    return a + 1", "    return foo(a, ")
+    assert cut == "5: it ends with 'return foo(a,'"
+    _, broken = _edit("a.js", JS, "  return a + b;", "  return a + ;")
+    assert broken == "2: missing 'identifier'"
+    _, broken = _edit("a.py", PY, "def f(a):\n    return a + 1", "def f(a)\n    return a + 2")
+    assert broken == "4: unexpected 'def f(a)'"

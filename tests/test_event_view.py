@@ -124,7 +124,7 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
     ApprovalModeChanged: (ApprovalModeChanged(ApprovalMode.YOLO), (ModeChanged(ApprovalMode.YOLO),)),
     ModelChanged: (ModelChanged("m2", 8192), (ModelSet("m2", 8192),)),
     ToolSourceUpdate: (
-        ToolSourceUpdate("mcp:git", "failed", "exited"),
+        ToolSourceUpdate("mcp:git", SourceState.FAILED, "exited"),
         (SourceChanged("mcp:git", SourceState.FAILED, "exited"),),
     ),
     ErrorOccurred: (ErrorOccurred("bad key", "auth"), (AnswerEnded(), Failure("bad key", "auth"))),
@@ -209,7 +209,7 @@ def test_an_edit_shows_its_diff() -> None:
 
 @pytest.mark.parametrize("state", list(SourceState))
 def test_every_source_state_is_read(state: SourceState) -> None:
-    [view] = views_of(ToolSourceUpdate("discovery", state.value, "d"))
+    [view] = views_of(ToolSourceUpdate("discovery", state, "d"))
     assert isinstance(view, SourceChanged) and view.state is state and not view.mcp
 
 

@@ -384,7 +384,7 @@ def views_of(event: Event) -> tuple[View, ...]:
         case ModelChanged(model=model, window=window):
             return (ModelSet(model, window),)
         case ToolSourceUpdate(source=source, state=state, detail=detail):
-            return (SourceChanged(source, SourceState(state), detail),)
+            return (SourceChanged(source, state, detail),)
         case ErrorOccurred(message=message, kind=kind):
             return AnswerEnded(), Failure(message, kind)
         case LoopDetected():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -85,10 +85,7 @@ def switch_model(
     elsewhere = choice.base_url is not None and choice.base_url.rstrip("/") != getattr(llm, "base_url", None)
     if elsewhere and make_client is not None:
         key = os.environ.get(choice.env_key) if choice.env_key else None
-        llm = make_client(choice, key)
-        session.llm = session.context.llm = llm
-        if session.config is not None:
-            session.config = replace(session.config, llm=llm)
+        session.use_llm(make_client(choice, key))
     else:
         llm.model = choice.id
     window = session.context.model_changed(choice.id)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from qcore.events import (
     ModelRetrying,
     SessionStarted,
     ToolResultsSent,
+    TurnEnd,
     TurnFinished,
     UsageUpdated,
     UserPrompt,
@@ -173,6 +175,12 @@ class Session:
     @property
     def approval_mode(self) -> ApprovalMode:
         return self.policy.mode
+
+    def use_llm(self, llm: LLMClient) -> None:
+        """Send the next requests through ``llm`` (``/model`` on another endpoint); the history stays."""
+        self.llm = self.context.llm = llm
+        if self.config is not None:
+            self.config = replace(self.config, llm=llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -417,7 +425,7 @@ class Session:
     def _finished(self, turn: Turn) -> TurnOutcome:
         outcome = TurnOutcome(
             turn.text,
-            turn.reason or "completed",
+            TurnEnd(turn.reason or TurnEnd.COMPLETED),
             self.turns - turn.turns_before,
             self.usage - turn.usage_before,
             turn.failure,

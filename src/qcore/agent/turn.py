@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from qcore.agent.loop_guard import Verdict
 from qcore.calls import ToolCall
-from qcore.events import LoopDetected
+from qcore.events import LoopDetected, TurnEnd
 from qcore.llm.parts import Part, TextPart
 from qcore.llm.types import ChatMessage, LLMError, ModelResponse, ToolCallRequest, Usage
 
@@ -25,8 +25,7 @@ UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before thi
 @dataclass(frozen=True)
 class TurnOutcome:
     text: str
-    reason: str
-    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
+    reason: TurnEnd
     num_turns: int
     usage: Usage
     error: LLMError | None = None

@@ -237,8 +237,8 @@ class ContextKeeper:
             f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
             f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "
             f"take {fixed:,} and the answer needs room: about {fits:,} characters fit. It was not added to "
-            "the conversation. Shorten it, or save the text to a file and mention it (@path) so the model "
-            "reads it in parts."
+            "the conversation. Shorten it, or save the text to a file and name the file in the message "
+            "(without @): the model reads files in parts."
         )
         self.events.emit(ErrorOccurred(message, "context_window"))
         return Fit(False, tokens, prompt_too_big=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from pydantic import Field
@@ -24,6 +25,7 @@ from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.builtin.edit.file_change import (
     Existing,
     Proposal,
+    changed_since_read,
     checked,
     load_existing,
     protection_of,
@@ -173,7 +175,7 @@ class ApplyPatch(BaseTool[ApplyPatchParams]):
                 if path is not None:
                     seen.add(path)
             if step.proposal is not None:
-                proposal = checked(step.proposal, self.context)
+                proposal = checked(step.proposal, partial(changed_since_read, self.context))
                 if isinstance(proposal, ToolResult):
                     return proposal
                 step = replace(step, proposal=proposal)

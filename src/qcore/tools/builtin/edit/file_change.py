@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -169,7 +169,7 @@ class FileChangeTool(BaseTool[P]):
         proposal = await self.propose(params)
         if isinstance(proposal, ToolResult):
             return proposal
-        return checked(proposal, self.context)
+        return checked(proposal, self._changed_since_read)
 
     def protection(self, path: Path) -> str | None:
         """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
@@ -275,12 +275,13 @@ def changed_since_read(context: ToolContext | None, proposal: Proposal) -> ToolR
     )
 
 
-def checked(proposal: Proposal, context: ToolContext | None) -> Proposal | ToolResult:
+def checked(proposal: Proposal, stale: Callable[[Proposal], ToolResult | None]) -> Proposal | ToolResult:
     """``proposal`` once the checks every file change passes have passed: size, encoding, the file as the
-    model read it, the grammar (a note may be added)."""
+    model read it (``stale``: the tool's own check, which an append may waive), the grammar (a note may
+    be added)."""
     if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
         return _too_large_result(proposal.path, len(proposal.new_text))
-    refused = _unencodable(proposal) or changed_since_read(context, proposal)
+    refused = _unencodable(proposal) or stale(proposal)
     return refused or _grammar_checked(proposal)
 
 

@@ -270,6 +270,7 @@ def build_session(
             state=state,
             file_access=file_access,
             shell_runner=shell_runner,
+            trusted=launch.trust is None or launch.trust.trusted,
         )
     )
     launch.problems.extend(problems)

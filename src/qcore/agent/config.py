@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.events import EventBus
     from qcore.execution.shell_runner import ShellRunner
+    from qcore.extensions.agents import AgentCatalog
     from qcore.files.access import FileAccess
     from qcore.files.workspace import Workspace
     from qcore.llm.types import ChatMessage, LLMClient
@@ -87,6 +88,11 @@ class SessionConfig:
     extra_tools: tuple[AnyTool, ...] = ()
     """Tools the caller brings besides the built-in and plugin ones (an embedding's own, a test's
     doubles); each takes the place of a built-in or plugin tool of its name. Children share them."""
+    agents: AgentCatalog | None = None
+    """The subagents the ``task`` tool offers; None: those of the project (when ``trusted``), the user
+    and the built-in one (``qcore.extensions.agents``)."""
+    trusted: bool = True
+    """Whether the project's folder is trusted: an untrusted project's own subagents are held back."""
     shared: Shared | None = None
     """Set in the config a session keeps (``session.config``) and passed on to its children; while it is
     set, ``mode``, ``rules``, ``rule_store`` and ``approver`` are not read again."""

@@ -23,16 +23,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.agent.plan_exit import approved_plan
 from qcore.agent.results import for_the_model
-from qcore.calls import ToolCall, ToolCallState, Unasked
+from qcore.calls import ToolCall, ToolCallState, Unasked, running_call
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict, protected
-from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
+from qcore.tools.arguments import ArgumentsError, tool_arguments, whole_json
 from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError, takes_approval
-from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
-from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, shell_patch, unwrap_arguments
+from qcore.tools.confirmation import ConfirmationDetails, PlanConfirmation, ToolConfirmationOutcome
+from qcore.tools.names import rename_parameters, shell_patch, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.tools.truncation import OutputLimits
@@ -135,24 +136,18 @@ class ToolScheduler:
         properties = tool.parameter_schema.get("properties", {})
         if request.cut_off and not whole_json(request.arguments):
             return self._fail(call, CUT_OFF.format(tool=tool.name), ToolErrorType.INVALID_TOOL_PARAMS)
-        freeform = tool.freeform_parameter
         try:
-            if freeform is not None and not request.arguments.lstrip().startswith(("{", "[")):
-                args = {freeform: request.arguments}  # plain text for the one parameter that takes it
-            else:
-                keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
-                args = parse_arguments(request.arguments, keys)
+            args = tool_arguments(properties, tool.freeform_parameter, request.arguments)
         except ArgumentsError as error:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
         args, unwrapped = unwrap_arguments(args, tool.parameter_schema, tool.name)
         args, renamed = rename_parameters(args, properties)
-        command = args.get("command") if tool.name == "run_shell_command" else None
-        patch = shell_patch(command) if isinstance(command, str) else None
+        patch = shell_patch(args.get("command")) if tool.name == "run_shell_command" else None
         if patch is not None and (patch_tool := self.registry.get("apply_patch")) is not None:
             tool, args = patch_tool, {"patch": patch}  # Codex's habit: the patch tool run as a command
-            renamed = [*renamed, "apply_patch through the shell -> apply_patch"]
+            renamed = [*renamed, "apply_patch as a command -> apply_patch"]
             call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
         call = call.evolve(args=args, renamed_parameters=(*unwrapped, *renamed))
         try:
@@ -167,7 +162,7 @@ class ToolScheduler:
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
         self._tools[call.call_id] = tool
-        return call.evolve(params=params, description=description)
+        return call.evolve(params=params, description=description, kind=tool.call_kind(params))
 
     async def _question(
         self, call: ToolCall, tool: AnyTool, signal: AbortSignal
@@ -275,7 +270,7 @@ class ToolScheduler:
         self, call: ToolCall, tool: AnyTool, details: ConfirmationDetails, subject: Subject | None
     ) -> ApprovalRequest:
         """The question as the approver sees it, with the rules an "always" answer would add."""
-        guarded = protected(details)
+        guarded = protected(details) or details.type == "plan"
         always = ToolConfirmationOutcome.PROCEED_ALWAYS
         server = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
         return ApprovalRequest(
@@ -305,6 +300,13 @@ class ToolScheduler:
                 state=ToolCallState.CANCELLED,
                 outcome=chosen.outcome,
                 result=ToolResult(reason, "Rejected", ToolError(reason, ToolErrorType.EXECUTION_DENIED)),
+            )
+        if isinstance(call.confirmation, PlanConfirmation):  # the answer picks a mode; it adds no rule
+            return self._set(
+                call,
+                state=ToolCallState.SCHEDULED,
+                outcome=chosen.outcome,
+                confirmation=approved_plan(call.confirmation, chosen.outcome),
             )
         if chosen.outcome is not ToolConfirmationOutcome.PROCEED_ONCE:
             rules = chosen.rules
@@ -364,9 +366,15 @@ class ToolScheduler:
             self._emit(ToolOutputUpdated(call.call_id, output))
 
         approved = {"approved": call.confirmation} if takes_approval(tool) else {}
-        task = asyncio.ensure_future(
-            tool.execute(call.params, signal, update_output if tool.can_update_output else None, **approved)
-        )
+        token = running_call.set(call.call_id)  # the task copies the context as it is made
+        try:
+            task = asyncio.ensure_future(
+                tool.execute(
+                    call.params, signal, update_output if tool.can_update_output else None, **approved
+                )
+            )
+        finally:
+            running_call.reset(token)
         loop = asyncio.get_running_loop()
 
         def stop_after_grace(_reason: str) -> None:

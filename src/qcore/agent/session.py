@@ -30,6 +30,7 @@ from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
+from qcore.agent.subagents import TaskTool
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
@@ -181,6 +182,8 @@ class Session:
         self.llm = self.context.llm = llm
         if self.config is not None:
             self.config = replace(self.config, llm=llm)
+        if isinstance(task := self.registry.get("task"), TaskTool):  # subagents inheriting it follow
+            task.subagents.use_llm(llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -206,7 +209,7 @@ class Session:
                 SessionStarted(
                     self.session_id,
                     self.llm.model,
-                    tuple(self.registry.names),
+                    tuple(tool.name for tool in self.registry if tool.offered()),
                     self.policy.mode,
                     str(self.cwd),
                 )

@@ -90,10 +90,10 @@ _SHELL_PATCH = re.compile(
 )
 
 
-def shell_patch(command: str) -> str | None:
+def shell_patch(command: object) -> str | None:
     """The patch in ``apply_patch <<'EOF' ... EOF`` (or ``apply_patch '...'``), as models trained on Codex
     run it through the shell; None for any other command."""
-    if "apply" not in command or "patch" not in command:
+    if not isinstance(command, str) or "apply" not in command or "patch" not in command:
         return None
     match = _SHELL_PATCH.match(command)
     if match is None:

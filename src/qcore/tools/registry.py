@@ -94,5 +94,5 @@ class ToolRegistry:
         return name in self._tools
 
     def declarations(self) -> list[dict[str, Any]]:
-        """OpenAI-format ``tools`` entries, in registration order."""
-        return [tool.declaration() for tool in self._tools.values()]
+        """OpenAI-format ``tools`` entries of the tools offered now, in registration order."""
+        return [tool.declaration() for tool in self._tools.values() if tool.offered()]

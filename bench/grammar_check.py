@@ -9,7 +9,10 @@ changed (the check looks at the region that differs). The grammar is loaded befo
 
 from __future__ import annotations
 
+import statistics
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Row, median_ms
@@ -82,6 +85,7 @@ def rows() -> list[Row]:
             peers.append(median_ms(plain, runs))
             edits.append(median_ms(edit_check, runs))
             writes.append(median_ms(write_check, runs))
+    tools = [_edit_tool_ms(size) for size in SIZES]
     sizes = " / ".join(f"{size // 1000}k" for size in SIZES)
     ms = lambda values: " / ".join(f"{value:.2f}" for value in values)  # noqa: E731
     ratios = lambda values: " / ".join(f"{v / p:.2f}x" for v, p in zip(values, peers, strict=True))  # noqa: E731
@@ -103,7 +107,57 @@ def rows() -> list[Row]:
             note=f"{ms(writes)} ms against {ms(peers)} ms: {ratios(writes)}",
         )
     )
+    out.append(
+        Row(
+            f"`edit` tool, grammar check included (question, then write), one line of a valid module: {sizes}",
+            tools[-1][0],
+            PEER,
+            tools[-1][1],
+            note=f"{ms([t for t, _ in tools])} ms against {ms([p for _, p in tools])} ms: "
+            + " / ".join(f"{t / p:.1f}x" for t, p in tools),
+        )
+    )
     return out
+
+
+def _edit_tool_ms(size: int) -> tuple[float, float]:
+    """The ``edit`` tool's whole path (the question with its diff, then the write) on a valid module,
+    changing one class's docstring in the middle; and the plain write of the same change."""
+    import asyncio
+
+    from qcore.abort import AbortSignal
+    from qcore.files.workspace import Workspace
+    from qcore.tools.base import ToolContext
+    from qcore.tools.builtin.edit.tool import Edit
+
+    text = module(size)
+    middle = size // 39 // 2
+    old = f'class Thing{middle}:\n    """A thing."""\n'
+    new = old.replace("A thing", "A changed thing")
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        path = root / "big.py"
+
+        async def edit() -> None:
+            tool = Edit(ToolContext(Workspace([root])))
+            params = tool.build({"file_path": str(path), "old_string": old, "new_string": new})
+            question = await tool.should_confirm_execute(params, AbortSignal())
+            assert (await tool.execute(params, AbortSignal(), approved=question)).ok
+
+        def timed(action: Callable[[], object]) -> float:
+            """Median ms of ``action`` over fresh copies of the file (written outside the timing)."""
+            samples = []
+            for _ in range(9 if size < 100_000 else 5):
+                path.write_text(text)
+                start = time.perf_counter()
+                action()
+                samples.append((time.perf_counter() - start) * 1000)
+            return statistics.median(samples)
+
+        timed(lambda: asyncio.run(edit()))  # warm
+        ours = timed(lambda: asyncio.run(edit()))
+        plain = timed(lambda: path.write_text(path.read_text().replace(old, new, 1)))
+        return ours, plain
 
 
 if __name__ == "__main__":

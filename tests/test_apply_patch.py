@@ -186,3 +186,18 @@ def test_hunks_are_placed_in_order_and_by_their_hints() -> None:
     assert isinstance(missing, HunkFailure) and "'nowhere' was not found" in missing.message
     second = apply_hunks(text, (_hunk("-c", "+d"), _hunk("-a", "+b")), "f")
     assert isinstance(second, HunkFailure) and second.message.startswith("hunk 2 of f")
+
+
+async def test_git_renames_deletions_and_new_files(root: Path) -> None:
+    rename = "diff --git a/util.py b/lib.py\nsimilarity index 100%\nrename from util.py\nrename to lib.py\n"
+    _, text, ok = await _apply(root, rename)
+    assert ok, text
+    assert (root / "lib.py").read_text() == UTIL and not (root / "util.py").exists()
+    both = (
+        "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n"
+        "@@ -1 +0,0 @@\n-bye\ndiff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/new.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"
+    )
+    _, text, ok = await _apply(root, both)
+    assert ok, text
+    assert not (root / "old.txt").exists() and (root / "new.txt").read_text() == "hello\nworld\n"

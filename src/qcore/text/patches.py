@@ -91,7 +91,7 @@ def parse_patch(text: str, path: str | None = None) -> list[FilePatch]:
         if path is None:
             raise PatchError("its hunks name no file (no --- / +++ headers): say which file with file_path")
         return [FilePatch("update", path, hunks=_envelope_hunks(path, text.strip("\n").split("\n")))]
-    if re.search(r"^@@ -\d", text, re.MULTILINE):
+    if re.search(r"^(?:@@ -\d|rename from )", text, re.MULTILINE):
         return _parse_unified(text)
     raise PatchError(
         "the patch is neither a '*** Begin Patch' envelope nor a unified diff (--- / +++ / @@ -l,n +l,n @@)"

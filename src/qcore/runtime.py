@@ -41,6 +41,7 @@ from qcore.tools.truncation import OutputLimits
 if TYPE_CHECKING:
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.discovery.mcp import McpManager, McpServerStatus
+    from qcore.extensions import Extensions
 
 __all__ = ["SessionConfig", "Shared", "ToolSetup", "add_tool", "build_tools", "create_session"]
 
@@ -55,6 +56,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         policy=_policy(config, state),
         approver=config.approver,
         checkpoints=_checkpoints(config, state, events, problems),
+        extensions=_extensions(config),
     )
     context = ToolContext(
         workspace=config.workspace,
@@ -91,8 +93,17 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         checkpoints=None if child else shared.checkpoints,
         max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
         config=replace(config, shared=shared),
+        extensions=shared.extensions,
     )
     return session, problems
+
+
+def _extensions(config: SessionConfig) -> Extensions | None:
+    if config.extensions is None:
+        return None
+    from qcore.extensions import Extensions
+
+    return Extensions(config.workspace.root, config.home or Path.home(), config.extensions)
 
 
 # --- the shared parts --------------------------------------------------------------------------------

@@ -209,9 +209,12 @@ class QcliAgent:
             ) from error
         self.sessions[opened.id] = opened
         opened.start()
+        extensions = opened.session.extensions
+        custom = await asyncio.to_thread(extensions.listed_commands) if extensions is not None else []
         opened.send(
             AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=updates.available_commands()
+                session_update="available_commands_update",
+                available_commands=updates.available_commands(custom),
             )
         )
         if report := _problems(launch):

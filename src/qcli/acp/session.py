@@ -54,8 +54,8 @@ from qcore.abort import AbortSignal
 from qcore.agent.session import Session
 from qcore.agent.stats import SessionStats
 from qcore.calls import ToolCallState
-from qcore.conversation.mentions import expand_mentions
 from qcore.events import Event, SourceState, TurnEnd
+from qcore.extensions.prompts import prepare_prompt
 from qcore.llm.types import ChatMessage, LLMErrorKind
 from qcore.permissions import ApprovalRequest, Approver, Decision
 from qcore.tools.results import TodoListDisplay
@@ -233,10 +233,14 @@ class AcpSession:
         self._turn = signal = AbortSignal()
         self._error = None
         try:
-            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace)
-            for problem in expanded.problems:
+            prepared = await prepare_prompt(self.session, text, signal)
+            for note in prepared.notes:
+                self.notice(note)
+            for problem in prepared.problems:
                 self.notice(problem, Severity.WARNING)
-            outcome = await self.session.send(expanded.text, signal)
+            if prepared.text is None or signal.aborted:
+                return PromptResponse(stop_reason="cancelled" if signal.aborted else "end_turn")
+            outcome = await self.session.send(prepared.text, signal)
         finally:
             self._turn = None
             await self.flush()

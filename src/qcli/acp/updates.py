@@ -8,6 +8,7 @@ card; a command is shown whole; a finished call carries what its result displays
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from acp.schema import (
@@ -32,6 +33,7 @@ from acp.schema import (
 from qcli.commands.table import COMMANDS
 from qcli.event_view import CallView
 from qcore.calls import ToolCallState
+from qcore.extensions import CustomCommand
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.text.diffs import FileDiff
@@ -195,8 +197,10 @@ def modes(current: ApprovalMode) -> SessionModeState:
     )
 
 
-def available_commands() -> list[AvailableCommand]:
-    return [
+def available_commands(custom: Sequence[CustomCommand] = ()) -> list[AvailableCommand]:
+    """The built-in commands an editor can offer, then the user's and the project's own (a custom
+    command never takes a built-in command's name)."""
+    builtin = [
         AvailableCommand(
             name=command.name,
             description=command.summary,
@@ -206,6 +210,17 @@ def available_commands() -> list[AvailableCommand]:
         )
         for command in ACP_COMMANDS
     ]
+    taken = {command.name for command in COMMANDS}
+    own = [
+        AvailableCommand(
+            name=command.name,
+            description=command.description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments")),
+        )
+        for command in custom
+        if command.name not in taken
+    ]
+    return builtin + own
 
 
 def permission_options(request: ApprovalRequest) -> list[PermissionOption]:

@@ -37,7 +37,16 @@ KEYS = """\
 
 async def _help(host: CommandHost, args: str) -> None:
     rows = [(f"`/{c.name}{' ' + c.usage if c.usage else ''}`", c.summary) for c in COMMANDS]
-    host.show("### Commands\n\n" + markdown_table(("command", "does"), rows) + "\n\n### Keys\n\n" + KEYS)
+    text = "### Commands\n\n" + markdown_table(("command", "does"), rows)
+    extensions = host.session.extensions
+    if extensions is not None:
+        own = [
+            (f"`/{c.name}`", c.description, c.origin)
+            for c in extensions.listed_commands()
+            if find_command(c.name) is None
+        ]
+        text += "\n\n### Your commands\n\n" + markdown_table(("command", "does", "from"), own)
+    host.show(text + "\n\n### Keys\n\n" + KEYS)
 
 
 async def _quit(host: CommandHost, args: str) -> None:

@@ -186,6 +186,8 @@ class QcliApp(App[int]):
             model=session.llm.model, mode=session.approval_mode.value, folder=self._folder_label()
         )
         self.prompt_box.files = lambda: workspace_files(session.cwd)
+        if session.extensions is not None:
+            self._offer_custom_commands()
         for problem in launch.problems:
             self.notice(problem, Severity.WARNING)
         if not launch.demo and not launch.model.configured and self._llm_override is None:
@@ -199,6 +201,25 @@ class QcliApp(App[int]):
         self._next_prompt()
         if self._llm_override is None and not launch.demo:
             await asyncio.to_thread(warm_imports)
+
+    @work(thread=True, group="extensions")
+    def _offer_custom_commands(self) -> None:
+        """The user's and the project's commands join the completion menu, read off the event loop."""
+        from qcli.commands.table import find_command
+
+        extensions = self.session.extensions
+        assert extensions is not None
+        offered = [
+            Completion(f"/{c.name}", f"/{c.name} ", c.description)
+            for c in extensions.listed_commands()
+            if find_command(c.name) is None
+        ]
+        self.call_from_thread(self._add_commands, offered)
+        for problem in extensions.commands.problems:
+            self.call_from_thread(self.notice, f"command {problem}", Severity.WARNING)
+
+    def _add_commands(self, offered: list[Completion]) -> None:
+        self.prompt_box.commands = [*self.prompt_box.commands, *offered]
 
     @work(thread=True, group="git")
     def _read_branch(self) -> None:
@@ -240,7 +261,7 @@ class QcliApp(App[int]):
     @work(group="turn", exit_on_error=False)
     async def _turn(self, text: str) -> None:
         from qcore.abort import AbortSignal
-        from qcore.conversation.mentions import expand_mentions
+        from qcore.extensions.prompts import prepare_prompt
 
         session = self.session
         self.turn_signal = signal = AbortSignal()
@@ -248,12 +269,15 @@ class QcliApp(App[int]):
         self.transcript.add("user", text)
         self.status_line.set(busy="thinking")
         try:
-            expanded = await asyncio.to_thread(expand_mentions, text, session.workspace)
-            for problem in expanded.problems:
+            prepared = await prepare_prompt(session, text, signal)
+            for note in prepared.notes:
+                self.notice(note)
+            for problem in prepared.problems:
                 self.notice(problem, Severity.WARNING)
-            if expanded.attached:
-                self.notice("attached " + ", ".join(expanded.attached))
-            await session.send(expanded.text, signal)
+            if prepared.attached:
+                self.notice("attached " + ", ".join(prepared.attached))
+            if prepared.text is not None and not signal.aborted:
+                await session.send(prepared.text, signal)
         finally:
             self.turn_signal = None
             self.status_line.set(busy="")
@@ -261,11 +285,17 @@ class QcliApp(App[int]):
 
     @work(group="command", exit_on_error=False)
     async def _slash_command(self, line: str) -> None:
-        from qcli.commands.table import run_command
+        from qcli.commands.table import find_command, run_command
         from qcli.tui.commands import TuiCommandHost
 
         if self._session is None:
             await self.ready.wait()
+        name = line.strip()[1:].split(" ", 1)[0]
+        extensions = self.session.extensions
+        if find_command(name) is None and extensions is not None and extensions.command(name) is not None:
+            self.pending.append(line)  # a custom command: its prompt is made and sent as a turn
+            self._next_prompt()
+            return
         self.transcript.add("user", line)
         try:
             if not await run_command(TuiCommandHost(self), line):

@@ -68,6 +68,7 @@ from qcore.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from qcore.agent.config import SessionConfig
     from qcore.checkpoints.turns import TurnCheckpoints
+    from qcore.extensions import Extensions
 
 __all__ = ["Session", "TurnOutcome"]
 
@@ -91,6 +92,7 @@ class Session:
         checkpoints: TurnCheckpoints | None = None,
         max_turns: int = -1,
         config: SessionConfig | None = None,
+        extensions: Extensions | None = None,
     ) -> None:
         self.llm = llm
         self.scheduler = scheduler
@@ -114,6 +116,8 @@ class Session:
         self.config = config
         """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
         session is built from ``config.child(...)``. None for a session assembled by hand."""
+        self.extensions = extensions
+        """The user's and the project's commands, skills and hooks; None when the session loads none."""
         self.loop_guard = LoopGuard()
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""

@@ -40,6 +40,36 @@ def mentioned_paths(text: str) -> list[str]:
     return found
 
 
+def read_mention(
+    written: str, workspace: Workspace, rules: IgnoreRules, budget: int = MAX_FILE_BYTES
+) -> tuple[str, str] | str | None:
+    """One ``@`` path read under the mention rules: (workspace-relative path, text), a problem to show,
+    or None when no such file exists (not a path after all: a handle, a decorator). ``@{path}`` in a
+    custom command is read through here too."""
+    try:
+        path = workspace.resolve(written)
+    except PathOutsideWorkspace:
+        return f"@{written}: outside the workspace, not attached"
+    shown = workspace.relative(path)
+    if not path.exists():
+        return None
+    if rules.is_ignored(path):
+        return f"@{shown}: ignored by .gitignore or .qwenignore, not attached"
+    if not path.is_file():
+        return f"@{shown}: not a regular file, not attached"
+    size = path.stat().st_size
+    if size > min(MAX_FILE_BYTES, budget):
+        return f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it"
+    try:
+        return shown, decode_text(read_regular_file(path, min(MAX_FILE_BYTES, budget))).text
+    except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
+        return f"@{shown}: {error.what}, not a regular file, not attached"
+    except NotTextError:
+        return f"@{shown}: not a text file, not attached"
+    except OSError as error:
+        return f"@{shown}: {error.strerror or error}"
+
+
 def expand_mentions(text: str, workspace: Workspace, rules: IgnoreRules | None = None) -> Expanded:
     paths = mentioned_paths(text)
     result = Expanded(text)
@@ -49,36 +79,14 @@ def expand_mentions(text: str, workspace: Workspace, rules: IgnoreRules | None =
     blocks: list[str] = []
     budget = MAX_TOTAL_BYTES
     for written in paths:
-        try:
-            path = workspace.resolve(written)
-        except PathOutsideWorkspace:
-            result.problems.append(f"@{written}: outside the workspace, not attached")
+        found = read_mention(written, workspace, rules, budget)
+        if found is None:
             continue
-        shown = workspace.relative(path)
-        if not path.exists():
-            continue  # not a path after all (a handle, a decorator): leave the text as it is
-        if rules.is_ignored(path):
-            result.problems.append(f"@{shown}: ignored by .gitignore or .qwenignore, not attached")
+        if isinstance(found, str):
+            result.problems.append(found)
             continue
-        if not path.is_file():
-            result.problems.append(f"@{shown}: not a regular file, not attached")
-            continue
-        size = path.stat().st_size
-        if size > min(MAX_FILE_BYTES, budget):
-            result.problems.append(f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it")
-            continue
-        try:
-            content = decode_text(read_regular_file(path, min(MAX_FILE_BYTES, budget))).text
-        except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
-            result.problems.append(f"@{shown}: {error.what}, not a regular file, not attached")
-            continue
-        except NotTextError:
-            result.problems.append(f"@{shown}: not a text file, not attached")
-            continue
-        except OSError as error:
-            result.problems.append(f"@{shown}: {error.strerror or error}")
-            continue
-        budget -= size
+        shown, content = found
+        budget -= len(content.encode())
         result.attached.append(shown)
         blocks.append(f"Content from @{shown}:\n{content}")
     if blocks:

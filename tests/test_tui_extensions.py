@@ -1,0 +1,69 @@
+"""The user's own commands, skills and hooks in the TUI, driven through Pilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qcli.tui.widgets.conversation import Notice
+from qcore.llm.scripted import reply
+from tests.support.tui import Project, idle, make_project, question, ready, screen_text, type_text, until
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+async def test_custom_commands_complete_with_descriptions_and_run(project: Project) -> None:
+    write(
+        project.root / ".qwen" / "commands" / "git" / "commit.md",
+        "---\ndescription: Generate Commit message based on staged changes\n---\nWrite a message for {{args}}.\n",
+    )
+    app = project.app([reply("done")])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: any(c.label == "/git:commit" for c in app.prompt_box.commands))
+        await type_text(pilot, "/git:c")
+        await until(pilot, lambda: app.prompt_box.menu.selected is not None)
+        chosen = app.prompt_box.menu.selected
+        assert chosen is not None and chosen.label == "/git:commit"
+        assert chosen.detail == "Generate Commit message based on staged changes"
+        await pilot.press("tab")
+        await type_text(pilot, "the fix")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert "/git:commit the fix" in screen_text(app)
+    assert app.session.history[1].content == "Write a message for the fix."
+
+
+async def test_a_shell_block_is_asked_about_and_refusing_sends_nothing(project: Project) -> None:
+    write(project.root / ".qwen" / "commands" / "mark.md", "Marked: !{touch marked.txt}")
+    app = project.app([reply("never")])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "/mark")
+        await pilot.press("escape", "enter")
+        await question(pilot, "exec")
+        await pilot.press("n", "escape")  # no, and nothing to tell the model
+        await idle(pilot)
+        notices = [n.text for n in app.conversation.query(Notice)]
+    assert not (project.root / "marked.txt").exists()
+    assert any("/mark: !{touch marked.txt} did not run" in n for n in notices)
+    assert all(m.role == "system" for m in app.session.history)
+
+
+async def test_init_sends_the_prompt_to_write_qwen_md(project: Project) -> None:
+    app = project.app([reply("written")])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "/init")
+        await pilot.press("escape", "enter")
+        await idle(pilot)
+    assert "QWEN.md" in str(app.session.history[1].content)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.discovery.mcp import McpManager, McpServerStatus
     from qcore.extensions import Extensions
+    from qcore.extensions.hook_runner import HookRunner
 
 __all__ = ["SessionConfig", "Shared", "ToolSetup", "add_tool", "build_tools", "create_session"]
 
@@ -66,6 +67,11 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         shell_runner=config.shell_runner,
     )
     registry = _tools(config, context, problems)
+    if shared.extensions is not None and (config.tools is None or "skill" in config.tools):
+        from qcore.extensions.skill_tool import SkillTool
+
+        add_tool(ToolSetup(registry, problems), SkillTool(shared.extensions, context), origin="skill")
+    hooks = _hooks(config, shared, state, events)
     scheduler = ToolScheduler(
         registry,
         shared.policy,
@@ -73,6 +79,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         events.emit,
         _limits(config.settings, config.workspace),
         before_changes=shared.checkpoints.before_changes if shared.checkpoints else None,
+        hooks=hooks,
     )
     model = config.settings.model
     child = config.shared is not None
@@ -88,14 +95,37 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
             events,
             model.context_window_size or default_window(config.llm.model),
             model.chat_compression.context_percentage_threshold,
+            hooks.compacting if hooks is not None else None,
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,
         max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
         config=replace(config, shared=shared),
         extensions=shared.extensions,
+        hooks=hooks,
     )
     return session, problems
+
+
+def _hooks(config: SessionConfig, shared: Shared, state: SessionState, events: EventBus) -> HookRunner | None:
+    """The user's hooks for this session (a subagent's Stop is its SubagentStop); None when there are none."""
+    if shared.extensions is None or not shared.extensions.hooks.for_event_any():
+        return None
+    from qcore.execution.credentials import tool_environment
+    from qcore.extensions.hook_runner import HookRunner
+
+    journal = state.journal
+    return HookRunner(
+        shared.extensions.hooks,
+        root=config.workspace.root,
+        env=tool_environment(config.settings),
+        emit=events.emit,
+        session_id=lambda: state.session_id,
+        transcript=lambda: str(journal.path) if journal is not None else "",
+        mode=lambda: shared.policy.mode,
+        model=config.llm.model,
+        agent_type="subagent" if config.shared is not None else None,
+    )
 
 
 def _extensions(config: SessionConfig) -> Extensions | None:

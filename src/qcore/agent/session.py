@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.agent.hooks import HookFeedback, LoopHooks
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
@@ -72,6 +73,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Session", "TurnOutcome"]
 
+STOP_BLOCK_CAP = 8
+"""Stop hooks that keep refusing let the turn end after this many tries (Qwen Code's default)."""
+
 
 class Session:
     """One conversation and the loop that answers each prompt in it. ``create_session``
@@ -93,6 +97,7 @@ class Session:
         max_turns: int = -1,
         config: SessionConfig | None = None,
         extensions: Extensions | None = None,
+        hooks: LoopHooks | None = None,
     ) -> None:
         self.llm = llm
         self.scheduler = scheduler
@@ -118,6 +123,10 @@ class Session:
         session is built from ``config.child(...)``. None for a session assembled by hand."""
         self.extensions = extensions
         """The user's and the project's commands, skills and hooks; None when the session loads none."""
+        self.hooks = hooks
+        """The user's hooks on the session's own events (SessionStart, UserPromptSubmit, Stop, SessionEnd);
+        the scheduler holds the same ones for tool calls."""
+        self._session_start: asyncio.Future[HookFeedback] | None = None
         self.loop_guard = LoopGuard()
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
@@ -181,6 +190,10 @@ class Session:
                 self.tool_sources.start()
             if not self._started and not self._warmed:
                 self._warmed = True
+                if self.hooks is not None:  # once: its context goes with the first prompt
+                    resumed = any(message.role != "system" for message in self.history)
+                    source = "resume" if resumed else "startup"
+                    self._session_start = asyncio.ensure_future(self.hooks.session_started(source))
                 for tool in self.registry:
                     tool.warm()
         if not self._started and announce:
@@ -205,6 +218,8 @@ class Session:
     async def aclose(self) -> None:
         """End what the session started: MCP server processes, a discovery command still running, and
         what the tools own (the processes their commands left running)."""
+        if self.hooks is not None:
+            await self.hooks.session_ended("exit")
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
         if self.checkpoints is not None:
@@ -251,11 +266,17 @@ class Session:
         turn = Turn(self.turns, self.usage)
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
+        if self.hooks is not None:
+            prompt = await self._hooked_prompt(prompt, signal, turn)
+            if turn.reason is not None:
+                return self._finished(turn)
         self._take(prompt)
         self.sending = True
         try:
             while turn.reason is None:
                 await self._step(turn, signal)
+                if turn.reason == "completed" and self.hooks is not None:
+                    await self._stop_hooks(turn, signal)
         except asyncio.CancelledError:
             turn.end("cancelled")
             raise
@@ -269,6 +290,37 @@ class Session:
                 await self.checkpoints.turn_ended()
             outcome = self._finished(turn)
         return outcome
+
+    async def _hooked_prompt(self, prompt: str, signal: AbortSignal, turn: Turn) -> str:
+        """The prompt after the SessionStart (first time) and UserPromptSubmit hooks: with the context they
+        add, or refused (the turn ends before it starts)."""
+        assert self.hooks is not None
+        contexts = []
+        if self._session_start is not None:
+            started, self._session_start = self._session_start, None
+            contexts.append(("session-start", (await started).context))
+        said = await self.hooks.prompt_submitted(prompt, signal)
+        if said.blocked:
+            turn.end("error")
+            self.events.emit(
+                ErrorOccurred(f"A UserPromptSubmit hook refused the prompt: {said.reason}", "hook")
+            )
+            return prompt
+        contexts.append(("user-prompt-submit", said.context))
+        tagged = [f"<qwen:{tag}-context>\n{text}\n</qwen:{tag}-context>" for tag, text in contexts if text]
+        return "\n\n".join([prompt, *tagged])
+
+    async def _stop_hooks(self, turn: Turn, signal: AbortSignal) -> None:
+        """The Stop hooks may keep the turn going: their reason goes to the model as the next prompt (at
+        most ``STOP_BLOCK_CAP`` times in a row)."""
+        assert self.hooks is not None
+        said = await self.hooks.stopping(turn.text, turn.stop_blocks > 0, signal)
+        if not said.blocked or turn.stop_blocks >= STOP_BLOCK_CAP or signal.aborted:
+            return
+        turn.stop_blocks += 1
+        self._commit(turn.step)
+        self.state.append(ChatMessage(role="user", content=f"A Stop hook asks you to go on: {said.reason}"))
+        turn.reason = None
 
     def _take(self, prompt: str) -> None:
         """The prompt joins the history; a checkpoint of this turn would take the history back to it."""

@@ -73,6 +73,8 @@ class Turn:
     reason: str | None = None
     """Why the turn ended (``TurnOutcome.reason``); None while it goes on."""
     failure: LLMError | None = None
+    stop_blocks: int = 0
+    """How many times in a row Stop hooks kept the turn going."""
 
     def end(self, reason: str, failure: LLMError | None = None) -> None:
         self.reason, self.failure = reason, failure

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +64,17 @@ class Fit:
 class ContextKeeper:
     """The session's context window: measures each request and compresses the history when it nears it."""
 
-    def __init__(self, llm: LLMClient, events: EventBus, window: int, threshold: float = 0.7) -> None:
+    def __init__(
+        self,
+        llm: LLMClient,
+        events: EventBus,
+        window: int,
+        threshold: float = 0.7,
+        before_compress: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.llm = llm
+        self.before_compress = before_compress
+        """Awaited with ``manual`` or ``auto`` before older turns are summarised (the PreCompact hooks)."""
         self.events = events
         self.window = window
         self.threshold = threshold
@@ -109,6 +118,8 @@ class ContextKeeper:
         split = split_point(history, start, int(room * KEEP) * BYTES_PER_TOKEN, force) if room > 0 else start
         if split <= start:  # nothing older to compress, or no room to compress it into
             return self._over(before) if before > self.window else Fit(True, before)
+        if self.before_compress is not None:
+            await self.before_compress("manual" if force else "auto")
         older = history[start:split]
         summary, note = None, ""
         try:

@@ -95,4 +95,4 @@ class ToolRegistry:
 
     def declarations(self) -> list[dict[str, Any]]:
         """OpenAI-format ``tools`` entries, in registration order."""
-        return [tool.declaration() for tool in self._tools.values()]
+        return [tool.declaration() for tool in self._tools.values() if getattr(tool, "offered", True)]

@@ -67,3 +67,27 @@ async def test_init_sends_the_prompt_to_write_qwen_md(project: Project) -> None:
         await pilot.press("escape", "enter")
         await idle(pilot)
     assert "QWEN.md" in str(app.session.history[1].content)
+
+
+async def test_skills_and_hooks_are_listed_with_where_they_come_from(project: Project) -> None:
+    write(
+        project.root / ".qwen" / "skills" / "release" / "SKILL.md",
+        "---\nname: release\ndescription: Cut a release.\n---\nTag it.\n",
+    )
+    user_settings = project.home / ".qwen" / "settings.json"
+    write(
+        user_settings,
+        '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0"}]}]}}',
+    )
+    app = project.app([])
+    async with app.run_test(size=(140, 50)) as pilot:
+        await ready(pilot)
+        await type_text(pilot, "/skills")
+        await pilot.press("escape", "enter")
+        await until(pilot, lambda: "Cut a release." in screen_text(app))
+        await type_text(pilot, "/hooks")
+        await pilot.press("escape", "enter")
+        await until(pilot, lambda: "exit 0" in screen_text(app))
+        text = screen_text(app)
+    assert "release" in text and "project" in text
+    assert "exit 0" in text and "user" in text

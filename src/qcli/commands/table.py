@@ -11,6 +11,7 @@ themselves live by topic in ``commands_*`` modules, and what they share in ``com
 from __future__ import annotations
 
 from qcli.commands import context as commands_context
+from qcli.commands import extensions as commands_extensions
 from qcli.commands import permissions as commands_permissions
 from qcli.commands import rewind as commands_rewind
 from qcli.commands import stats as commands_stats
@@ -70,6 +71,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "[plan|default|auto-edit|yolo]",
     ),
     SlashCommand("memory", "memory and context files", commands_context.memory, "[show|add FACT|reload]"),
+    SlashCommand(
+        "skills", "skills the model can load, and from where", commands_extensions.skills, "[reload]"
+    ),
+    SlashCommand(
+        "hooks", "hooks that run on the session's events, and from where", commands_extensions.hooks
+    ),
     SlashCommand(
         "kernel",
         "the code interpreter's Python kernel: state, pid, interpreter",

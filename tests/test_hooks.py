@@ -252,3 +252,18 @@ def test_no_hooks_no_runner(tmp_path: Path) -> None:
     session, _, _, _ = make(tmp_path, {}, [])
     assert session.hooks is None and session.scheduler.hooks is None
     assert os.environ.get("QWEN_PROJECT_DIR") is None
+
+
+async def test_a_childs_session_reports_subagent_start_and_stop(tmp_path: Path) -> None:
+    seen = tmp_path / "events.txt"
+    record = f"python3 -c \"import json,sys; d=json.load(sys.stdin); open('{seen}','a').write(d['hook_event_name'] + ' ' + d.get('agent_type', '-') + chr(10))\""
+    hooks = {
+        event: [{"hooks": [command(record)]}]
+        for event in ("SessionStart", "Stop", "SubagentStart", "SubagentStop", "UserPromptSubmit")
+    }
+    parent, _, _, _ = make(tmp_path, hooks, [])
+    child, _ = create_session(parent.config.child(system_prompt="a helper", history=()))  # type: ignore[union-attr]
+    assert child.hooks is not None
+    child.llm = ScriptedLLM([reply("found it")])
+    await child.send("find the bug")
+    assert seen.read_text().splitlines() == ["SubagentStart subagent", "SubagentStop subagent"]

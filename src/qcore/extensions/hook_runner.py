@@ -255,15 +255,18 @@ class HookRunner:
         return HookFeedback(blocked, "\n".join(reasons), context)
 
     async def prompt_submitted(self, prompt: str, signal: AbortSignal) -> HookFeedback:
+        if self.agent_type is not None:  # a subagent's task is the parent model's words, not the user's
+            return HookFeedback()
         ran = await self.fire(
             "UserPromptSubmit", {"prompt": prompt, "submitted_prompt": prompt}, None, (), signal
         )
         return self._feedback(ran, plain_is_context=True)
 
     async def session_started(self, source: str) -> HookFeedback:
+        if self.agent_type is not None:
+            fields = {"agent_id": self.session_id(), "agent_type": self.agent_type}
+            return self._feedback(await self.fire("SubagentStart", fields, self.agent_type))
         fields = {"source": source, "model": self.model}
-        if self.agent_type:
-            fields["agent_type"] = self.agent_type
         return self._feedback(await self.fire("SessionStart", fields, source), plain_is_context=True)
 
     async def stopping(self, last_message: str, active: bool, signal: AbortSignal) -> HookFeedback:
@@ -285,7 +288,8 @@ class HookRunner:
         task.add_done_callback(self._background.discard)
 
     async def session_ended(self, reason: str) -> None:
-        await self.fire("SessionEnd", {"reason": reason}, reason)
+        if self.agent_type is None:
+            await self.fire("SessionEnd", {"reason": reason}, reason)
         for task in list(self._background):
             task.cancel()
 

@@ -36,6 +36,7 @@ EVENTS = (
     "SessionStart",
     "SessionEnd",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "PreCompact",
     "Notification",

@@ -91,3 +91,23 @@ async def test_skills_and_hooks_are_listed_with_where_they_come_from(project: Pr
         text = screen_text(app)
     assert "release" in text and "project" in text
     assert "exit 0" in text and "user" in text
+
+
+async def test_an_mcp_prompt_completes_and_runs(project: Project) -> None:
+    import json
+    import sys
+
+    server = str(Path(__file__).parent / "support" / "mcp_server.py")
+    settings = {"mcpServers": {"test": {"command": sys.executable, "args": [server, "stdio"]}}}
+    write(project.root / ".qwen" / "settings.json", json.dumps(settings))
+    app = project.app([reply("reviewed")])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: any(c.label == "/review" for c in app.prompt_box.commands), 30)
+        [offered] = [c for c in app.prompt_box.commands if c.label == "/review"]
+        assert offered.detail == "MCP: test · Asks for a code review."
+        await type_text(pilot, "/review --code=x")
+        await pilot.press("escape", "enter")
+        await idle(pilot)
+        await until(pilot, lambda: len(app.session.history) > 2)
+    assert app.session.history[1].content == "Please review this code:\nx"

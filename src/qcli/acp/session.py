@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from acp import Client, RequestError
@@ -101,6 +101,7 @@ class AcpSession:
         self._turn: AbortSignal | None = None
         self._error: Failure | None = None
         """The turn's last failure, for the error response."""
+        self._background: set[asyncio.Task[None]] = set()
         session.events.subscribe(self.stats)
         session.events.subscribe(self._on_event)
 
@@ -115,6 +116,12 @@ class AcpSession:
 
     def send(self, update: Update) -> None:
         self._queue.put_nowait(update)
+
+    def later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the session (it ends with the session at the latest)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def flush(self) -> None:
         """Wait until every update queued so far has reached the client."""
@@ -133,6 +140,8 @@ class AcpSession:
     async def aclose(self) -> None:
         if self._turn is not None:
             self._turn.abort("The session was closed.")
+        for task in list(self._background):
+            task.cancel()
         if self._pump is not None:
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -88,6 +88,8 @@ class QcliApp(App[int]):
         self.shell_signal: AbortSignal | None = None
         self.cards: dict[str, ToolCard] = {}
         self.mcp_states: dict[str, SourceState] = {}
+        self.mcp_prompts: set[str] = set()
+        """The MCP servers' prompts, run as slash commands."""
         self.assistant: AssistantTurn | None = None
         self.conversation = Conversation()
         self.approval = ApprovalPanel()
@@ -187,7 +189,7 @@ class QcliApp(App[int]):
         )
         self.prompt_box.files = lambda: workspace_files(session.cwd)
         if session.extensions is not None:
-            self._offer_custom_commands()
+            self._offer_extensions()
         for problem in launch.problems:
             self.notice(problem, Severity.WARNING)
         if not launch.demo and not launch.model.configured and self._llm_override is None:
@@ -202,24 +204,11 @@ class QcliApp(App[int]):
         if self._llm_override is None and not launch.demo:
             await asyncio.to_thread(warm_imports)
 
-    @work(thread=True, group="extensions")
-    def _offer_custom_commands(self) -> None:
-        """The user's and the project's commands join the completion menu, read off the event loop."""
-        from qcli.commands.table import find_command
+    @work(group="extensions", exit_on_error=False)
+    async def _offer_extensions(self) -> None:
+        from qcli.tui.startup import offer_extensions
 
-        extensions = self.session.extensions
-        assert extensions is not None
-        offered = [
-            Completion(f"/{c.name}", f"/{c.name} ", c.description)
-            for c in extensions.listed_commands()
-            if find_command(c.name) is None
-        ]
-        self.call_from_thread(self._add_commands, offered)
-        for problem in extensions.commands.problems:
-            self.call_from_thread(self.notice, f"command {problem}", Severity.WARNING)
-
-    def _add_commands(self, offered: list[Completion]) -> None:
-        self.prompt_box.commands = [*self.prompt_box.commands, *offered]
+        await offer_extensions(self)
 
     @work(thread=True, group="git")
     def _read_branch(self) -> None:
@@ -292,7 +281,8 @@ class QcliApp(App[int]):
             await self.ready.wait()
         name = line.strip()[1:].split(" ", 1)[0]
         extensions = self.session.extensions
-        if find_command(name) is None and extensions is not None and extensions.command(name) is not None:
+        own = extensions is not None and (extensions.command(name) is not None or name in self.mcp_prompts)
+        if find_command(name) is None and own:
             self.pending.append(line)  # a custom command: its prompt is made and sent as a turn
             self._next_prompt()
             return

@@ -78,13 +78,24 @@ async def prepare_prompt(
     invoked = split_invocation(line)
     extensions = session.extensions
     command = extensions.command(invoked[0]) if invoked and extensions is not None else None
+    if command is None and invoked is not None and extensions is not None:
+        served = await _mcp_prompt(session, *invoked)
+        if served is not None:
+            return served
     if command is None or invoked is None:
-        if not mentions:
-            return PreparedPrompt(line)
-        from qcore.conversation.mentions import expand_mentions
+        prepared = PreparedPrompt(line)
+        if mentions:
+            from qcore.conversation.mentions import expand_mentions
 
-        expanded = await asyncio.to_thread(expand_mentions, line, session.workspace)
-        return PreparedPrompt(expanded.text, None, expanded.problems, expanded.attached)
+            expanded = await asyncio.to_thread(expand_mentions, line, session.workspace)
+            prepared = PreparedPrompt(expanded.text, None, expanded.problems, expanded.attached)
+        if extensions is not None and extensions.project_trusted and prepared.text is not None:
+            from qcore.extensions.mcp import attach_resources
+
+            prepared.text, attached, problems = await attach_resources(session, prepared.text)
+            prepared.attached += attached
+            prepared.problems += problems
+        return prepared
     if command.origin == "built-in" and command.name == "init":
         assert extensions is not None
         target = session.workspace.root / extensions.setup.context_file
@@ -102,3 +113,28 @@ async def prepare_prompt(
         lambda shell_line: _run_shell(session, shell_line, label, signal),
     )
     return PreparedPrompt(expansion.text, command.name, expansion.problems, expansion.attached)
+
+
+async def _mcp_prompt(session: Session, name: str, args: str) -> PreparedPrompt | None:
+    """``/name args`` as an MCP server's prompt; None when no connected server offers one of that name."""
+    from qcore.extensions.mcp import (
+        mcp_manager,
+        mcp_prompts,
+        parse_prompt_arguments,
+        prompt_messages,
+        prompt_usage,
+    )
+
+    if mcp_manager(session) is None:
+        return None
+    prompt = next((found for found in await mcp_prompts(session) if found.name == name), None)
+    if prompt is None:
+        return None
+    if args.strip() == "help":
+        return PreparedPrompt(None, name, notes=[prompt_usage(prompt)])
+    try:
+        arguments = parse_prompt_arguments(prompt, args)
+        text = await prompt_messages(session, prompt, arguments)
+    except Exception as error:  # a refused argument list, or the server failing to answer
+        return PreparedPrompt(None, name, problems=[str(error)])
+    return PreparedPrompt(text or None, name, problems=[] if text else [f"/{name}: the server sent no text"])

@@ -87,18 +87,22 @@ class Extensions:
         return self._commands
 
     def command(self, name: str) -> CustomCommand | None:
-        """The custom command of that name, or the built-in ``init``; None when there is neither."""
+        """The custom command of that name, else the built-in ``init``, else a skill the user may run as
+        a command (its body is the prompt, never expanded); None when there is none of these."""
         found = self.commands.commands.get(name)
         if found is None and name == "init":
             prompt = INIT_PROMPT.format(file=self.setup.context_file)
             return CustomCommand(
                 "init", f"write {self.setup.context_file} for this project", prompt, "built-in"
             )
+        skill = self.skills.skills.get(name) if found is None else None
+        if skill is not None and skill.for_user:
+            return CustomCommand(name, skill.description, skill.body, "skill", skill.folder / "SKILL.md")
         return found
 
     def listed_commands(self) -> list[CustomCommand]:
-        """Every command a front end offers, by name, ``/init`` among them."""
-        names = sorted({*self.commands.commands, "init"})
+        """Every command a front end offers, by name: ``/init`` and the skills among them."""
+        names = sorted({*self.commands.commands, "init", *self.skills.skills})
         return [command for name in names if (command := self.command(name)) is not None]
 
     @property

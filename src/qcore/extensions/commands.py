@@ -29,7 +29,7 @@ __all__ = [
     "project_command_names",
 ]
 
-Origin = Literal["user", "project", "built-in"]
+Origin = Literal["user", "project", "built-in", "skill"]
 MAX_COMMAND_BYTES = 256 * 1024
 """A command file larger than this is a mistake (a log saved in the wrong place), not a prompt."""
 MAX_FILES = 2000

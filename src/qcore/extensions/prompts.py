@@ -104,6 +104,14 @@ async def prepare_prompt(
                 f"{target.name} already exists in {target.parent}; edit it, or remove it and run /init again."
             )
             return PreparedPrompt(None, "init", notes=[note])
+    if command.origin == "skill":
+        assert extensions is not None
+        from qcore.extensions.skill_tool import loaded
+
+        skill = extensions.skills.skills[command.name]
+        session.workspace.add_readable(skill.folder)
+        args = invoked[1].strip()
+        return PreparedPrompt(loaded(skill) + (f"\n\n{args}" if args else ""), command.name)
     label = f"/{command.name}"
     expansion = await expand_template(
         command,

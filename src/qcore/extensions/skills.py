@@ -5,7 +5,8 @@ saying when to use it (``description``); its Markdown body holds the instruction
 it (scripts, templates, references) are the skill's to use. ``~/.qwen/skills`` holds the user's, the
 project's ``.qwen/skills`` its own, which win a clash. The model sees each name and description in the
 ``skill`` tool's declaration and loads a body only when it calls the tool; ``disable-model-invocation:
-true`` keeps a skill out of that list.
+true`` keeps a skill out of that list. Claude Code's ``.claude/skills`` (the same format) are read too,
+below Qwen Code's of the same scope. The user runs one as ``/<name>`` unless ``user-invocable: false``.
 
 A project's skills tell the model to run its scripts, so a folder that is not trusted has them held back
 (named, not loaded).
@@ -24,6 +25,8 @@ __all__ = ["MAX_SKILL_BYTES", "Skill", "SkillSet", "find_skills", "parse_skill",
 
 MAX_SKILL_BYTES = 512 * 1024
 MAX_SKILLS = 500
+FOLDERS = (".claude/skills", ".qwen/skills")
+"""Where skills are looked for in each scope; Claude Code's have the same format, and Qwen Code's win."""
 _NAME = re.compile(r"^[\w:.-]+$")
 
 
@@ -36,6 +39,8 @@ class Skill:
     origin: Literal["user", "project"]
     for_model: bool = True
     """False with ``disable-model-invocation: true``: the model is not offered it."""
+    for_user: bool = True
+    """False with ``user-invocable: false``: no ``/<name>`` command."""
 
 
 @dataclass
@@ -63,7 +68,8 @@ def parse_skill(path: Path, origin: Literal["user", "project"]) -> Skill:
     if not isinstance(description, str) or not description.strip():
         raise ValueError("needs a description in its frontmatter")
     hidden = meta.get("disable-model-invocation") is True
-    return Skill(name, " ".join(description.split()), body.strip("\n"), path.parent, origin, not hidden)
+    user = meta.get("user-invocable") is not False
+    return Skill(name, " ".join(description.split()), body.strip("\n"), path.parent, origin, not hidden, user)
 
 
 def _folders(base: Path) -> list[Path]:
@@ -85,11 +91,13 @@ def _scan(base: Path, origin: Literal["user", "project"], found: SkillSet) -> No
 def find_skills(root: Path | None, home: Path, *, project_trusted: bool) -> SkillSet:
     """The user's skills, then the project's over them; an untrusted project's only named."""
     found = SkillSet()
-    _scan(home / ".qwen" / "skills", "user", found)
+    for folder in FOLDERS:
+        _scan(home / folder, "user", found)
     if root is None or root.resolve() == home.resolve():
         return found
     if project_trusted:
-        _scan(root / ".qwen" / "skills", "project", found)
+        for folder in FOLDERS:
+            _scan(root / folder, "project", found)
     else:
         found.held_back = project_skill_names(root)
     return found
@@ -97,4 +105,4 @@ def find_skills(root: Path | None, home: Path, *, project_trusted: bool) -> Skil
 
 def project_skill_names(root: Path) -> list[str]:
     """The project's skill folders, by name."""
-    return [folder.name for folder in _folders(root / ".qwen" / "skills")]
+    return sorted({folder.name for base in FOLDERS for folder in _folders(root / base)})

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from qcore.tools.builtin.edit.match import apply_replacement, find_matches
 
@@ -52,6 +54,7 @@ def test_the_ladder_recovers_what_can_only_mean_one_thing(
         ("\tcall()\n", "    call()"),
         ("alpha\n", "beta"),
         ("", "x"),
+        ("one line", "\n"),
     ],
 )
 def test_no_match_when_the_meaning_is_unclear(content: str, old: str) -> None:
@@ -63,3 +66,44 @@ def test_the_files_own_bytes_are_what_gets_replaced() -> None:
     match = find_matches(content, 'say("hello")')
     assert match is not None and len(match.spans) == 2
     assert [content[s:e] for s, e in match.spans] == ["say(\u201chello\u201d)"] * 2
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "rung"),
+    [
+        ("aaa", "aa", "exact"),
+        ("x\nx\nx\n", "x\nx", "exact"),
+        ("a\u2013\u2013\u2013", "--", "lookalikes"),
+        ("x  \nx  \nx  \n", "x\nx", "trailing-whitespace"),
+        ("\u2013  \n\u2013  \n\u2013  \n", "-\n-", "lookalikes+trailing-whitespace"),
+    ],
+)
+def test_overlapping_places_are_two_places_in_every_rung(content: str, old: str, rung: str) -> None:
+    match = find_matches(content, old)
+    assert match is not None and match.rung == rung
+    assert len(match.spans) == 2
+
+
+@given(st.text("ab\n", max_size=12), st.text("ab\n", min_size=1, max_size=4))
+@example("aaa", "aa").via("overlapping places")
+@example("a\na\na", "a\na").via("overlapping lines")
+def test_the_exact_rung_finds_every_place_the_text_starts(content: str, old: str) -> None:
+    starts = [at for at in range(len(content)) if content.startswith(old, at)]
+    match = find_matches(content, old)
+    if starts:
+        assert match is not None and match.rung == "exact"
+        assert match.spans == tuple((at, at + len(old)) for at in starts)
+
+
+@given(st.text("ab\n", max_size=12), st.text("ab\n", min_size=1, max_size=4), st.text("xy", max_size=2))
+def test_replacing_every_place_reads_left_to_right_like_str_replace(content: str, old: str, new: str) -> None:
+    match = find_matches(content, old)
+    if match is not None and match.rung == "exact":
+        assert apply_replacement(content, match.spans, new)[0] == content.replace(old, new)
+
+
+def test_deleting_overlapping_lines_takes_each_removed_line_with_its_newline() -> None:
+    content = "x\nx\nx\ny\n"
+    match = find_matches(content, "x\nx")
+    assert match is not None
+    assert apply_replacement(content, match.spans, "", deleting_lines=True)[0] == "x\ny\n"

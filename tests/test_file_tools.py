@@ -151,6 +151,22 @@ async def test_edit_errors_say_how_to_fix_the_call(root: Path, context: ToolCont
     assert every.ok and target.read_text() == "b\nb\n"
 
 
+async def test_an_old_string_at_two_overlapping_places_is_not_unique(
+    root: Path, context: ToolContext
+) -> None:
+    target = root / "rule.txt"
+    target.write_text("====\n")
+    tool = Edit(context)
+    once = await run_tool(tool, {"file_path": str(target), "old_string": "===", "new_string": "-"})
+    assert once.error and once.error.type is ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH
+    assert "found 2 occurrences" in once.error.message
+    assert target.read_text() == "====\n"
+    every = await run_tool(
+        tool, {"file_path": str(target), "old_string": "===", "new_string": "-", "replace_all": True}
+    )
+    assert every.ok and target.read_text() == "-=\n"  # left to right, as str.replace reads it
+
+
 async def test_edit_with_empty_old_string_creates_a_file(root: Path, context: ToolContext) -> None:
     result = await run_tool(
         Edit(context), {"file_path": "made/here.txt", "old_string": "", "new_string": "hi\n"}

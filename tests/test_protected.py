@@ -152,6 +152,13 @@ def test_only_the_parts_below_the_root_count(tmp_path: Path) -> None:
     assert protection_reason(root / ".git" / "HEAD", root) is not None
 
 
+def test_outside_the_root_every_part_of_the_path_counts(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    assert protection_reason(Path("/.git/config"), root) is not None
+    assert protection_reason(tmp_path / ".husky" / "pre-commit", root) is not None
+    assert protection_reason(tmp_path / "notes.txt", root) is None
+
+
 def test_a_link_is_judged_by_where_it_leads(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("[core]\n")

@@ -226,3 +226,46 @@ def test_without_a_sandbox_a_question_says_why_a_reading_line_asks(shell: RunShe
     alone = policy().explain_shell(shell, "ls && git status", confined=False)
     assert any("no sandbox" in problem for problem in alone.problems)
     assert policy().explain_shell(shell, "ls | head", confined=False).problems == ()
+
+
+def test_a_question_shows_what_runs_behind_a_wrapper_and_why_a_computed_command_asks(
+    shell: RunShellCommand,
+) -> None:
+    explained = policy().explain_shell(shell, "timeout 5 make; echo $HOME; rm x; ls && git status")
+    assert [(v.text, v.verdict) for v in explained.commands] == [
+        ("make  (via timeout)", "asks"),
+        ("echo $HOME", "asks"),
+        ("rm x", "denied"),
+        ("ls", "read-only"),
+        ("git status", "read-only"),
+    ]
+    assert "known when it runs" in explained.commands[1].detail
+    assert explained.problems == ()  # a sandbox is assumed unless the caller says there is none
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("make -j4", "make:*"),
+        ("python3 script.py", "python3:*"),
+        ("npm run-script build", "npm run-script:*"),
+        ("cargo build_all", "cargo build_all:*"),
+        ("npm t\u00e9st", "npm:*"),
+        ("pip --version", "pip:*"),
+    ],
+)
+def test_always_suggests_a_subcommand_only_when_the_second_word_looks_like_one(
+    command: str, rule: str
+) -> None:
+    assert ShellSubject(command).suggest("run_shell_command") == [f"run_shell_command({rule})"]
+
+
+def test_why_no_rule_can_cover_a_line_names_what_stands_in_the_way() -> None:
+    assert "'r{m,} x'" in str(ShellSubject("r{m,} x").uncoverable())
+    assert "(a.txt, b.txt)" in str(ShellSubject("make > a.txt; make > b.txt").uncoverable())
+    assert "'make' sets variables" in (reason := str(ShellSubject("env FOO=1 make").uncoverable()))
+    assert reason.endswith("only cover commands without them")
+    assert "cannot be known before it runs" in str(ShellSubject("nohup make &").uncoverable())
+    assert "would not cover all of it" in str(
+        ShellSubject("'my tool' run").uncoverable()
+    )  # a name with a space

@@ -249,7 +249,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class LoopStopped:
-    """The turn stopped: the model made the same failing call ``repeats`` times in a row."""
+    """The loop guard stopped the turn (``LoopDetected``)."""
 
     tool_name: str
     repeats: int
@@ -360,10 +360,10 @@ def views_of(event: Event) -> tuple[View, ...]:
             return (ResultsSent(tuple(results)),)
         case ModelRequestStarted(turn=turn):
             return (Thinking(turn),)
-        case UsageUpdated(turn_usage=usage):
-            return (ContextUsed(usage.prompt_tokens + usage.completion_tokens),)
         case ContextUpdated(tokens=tokens, window=window):
             return (ContextUsed(tokens, window),)
+        case UsageUpdated():
+            return ()  # the context figure it changes comes as ContextUpdated
         case ContextCompressed(summarized=summarized):
             return (Compressed(compressed_message(event), summarized),)
         case ModelRetrying(attempt=attempt, delay=delay, reason=reason):

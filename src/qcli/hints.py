@@ -85,10 +85,11 @@ def compressed_message(event: ContextCompressed) -> str:
 
 
 def loop_message(event: LoopDetected) -> str:
-    """What both front ends say when the loop guard stops a turn."""
+    """What every front end says when the loop guard stops a turn."""
     arguments = event.arguments if len(event.arguments) <= 200 else event.arguments[:199] + "…"
-    error = event.error.splitlines()[0] if event.error else "failed"
+    error = f" Last error: {event.error.splitlines()[0].rstrip('.')}." if event.error.strip() else ""
+    reason = event.reason or f"{event.tool_name} was called {event.repeats} times with the same arguments"
     return (
-        f"Stopped: the model called {event.tool_name} with the same arguments {event.repeats} times in a row "
-        f"and it failed each time ({error}). Arguments: {arguments}"
+        f"Stopped: {reason}, after a warning to the model. Last call: {event.tool_name} {arguments}.{error} "
+        "Say how to go on, or change the request."
     )

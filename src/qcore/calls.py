@@ -63,6 +63,8 @@ class ToolCall:
     """The user replaced the proposal with their own content before approving."""
     unasked: Unasked | None = None
     """Set when the call was refused for want of someone to ask."""
+    note: str = ""
+    """Said to the model after the result (the loop guard's warning)."""
     params: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -75,8 +77,17 @@ class ToolCall:
         updated.__dict__.update(self.__dict__, **changes)
         return updated
 
+    def noted(self, note: str) -> ToolCall:
+        """A copy with ``note`` added after any note it has."""
+        return self.evolve(note=f"{self.note}\n\n{note}" if self.note else note)
+
     def response_text(self) -> str:
         """What the model reads for this call."""
+        answer = self.answer_text()
+        return f"{answer}\n\n{self.note}" if self.note else answer
+
+    def answer_text(self) -> str:
+        """What the call itself answered, without the session's note."""
         result = self.result
         if self.state is ToolCallState.CANCELLED:
             reason = result.error.message if result and result.error else "User cancelled tool execution."

@@ -160,14 +160,17 @@ class ErrorOccurred:
 
 @dataclass(frozen=True)
 class LoopDetected:
-    """The model made the same failing call (same tool, same arguments) ``repeats`` times in a row: the turn
-    stops rather than spend more requests on it."""
+    """The loop guard stopped the turn (after warning the model): the same failing call again, the same call
+    with the same answer again, or too many calls in one turn."""
 
     tool_name: str
+    """The call that ended it."""
     arguments: str
     repeats: int
     error: str
-    """The last failure's message."""
+    """That call's failure, when it failed."""
+    reason: str = ""
+    """What the loop was, in a clause (``read_file was called 4 times ... the same answer each time``)."""
 
 
 class TurnEnd(StrEnum):

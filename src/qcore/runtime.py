@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qcore.agent.config import SessionConfig, Shared
+from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.session import Session
 from qcore.conversation.compression import ContextKeeper
@@ -95,7 +96,8 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
             events,
             model.context_window_size or default_window(config.llm.model),
             model.chat_compression.context_percentage_threshold,
-            hooks.compacting if hooks is not None else None,
+            before_compress=hooks.compacting if hooks is not None else None,
+            configured=model.context_window_size is not None,
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,
@@ -103,6 +105,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         config=replace(config, shared=shared),
         extensions=shared.extensions,
         hooks=hooks,
+        loop_guard=LoopGuard(budget=model.max_tool_calls_per_turn, detect=not model.skip_loop_detection),
     )
     return session, problems
 

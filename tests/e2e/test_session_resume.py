@@ -130,8 +130,10 @@ def test_the_loop_guard_stops_a_repeated_failing_call(workdir: Workdir, qcli: Ru
     workdir.server.script.extend([Reply.call("read_file", absolute_path=missing)] * 3 + [Reply(text="never")])
     result = qcli("-p", "read it", "--yolo")
     assert result.returncode == 1
-    assert "read_file with the same arguments 3 times in a row" in result.stderr
+    assert "read_file failed 3 times in a row with the same arguments" in result.stderr
     assert len(workdir.server.chat_requests) == 3
+    third = workdir.server.chat_requests[2].body["messages"][-1]["content"]
+    assert "[Loop warning: read_file failed 2 times in a row" in third  # the model was told first
 
 
 def test_resume_without_id_in_a_terminal_asks_which(workdir: Workdir, qcli: Runner) -> None:

@@ -187,12 +187,8 @@ class AcpSession:
             case Failure(message=message, kind=kind):
                 self._error = view
                 _log.warning("session %s: %s (%s)", self.id, message, kind)
-            case LoopStopped(tool_name=tool, repeats=repeats, error=error):
-                self.send(
-                    update_agent_message_text(
-                        f"\n\nStopped: {tool} failed {repeats} times in a row with the same arguments ({error}).\n"
-                    )
-                )
+            case LoopStopped(message=message):
+                self.send(update_agent_message_text(f"\n\n{message}\n"))
             case SourceChanged(state=SourceState.FAILED | SourceState.PROBLEM):
                 _log.warning("%s: %s", view.source, view.detail)
 

@@ -79,6 +79,8 @@ class HeadlessPrinter:
         """Tools whose refusal has been explained (once each)."""
         self._error: Failure | None = None
         """The turn's last failure, for the result object (JSON formats)."""
+        self._thinking: list[str] = []
+        """The reasoning of the reply under way (JSON formats: a ``thinking`` block before its text)."""
 
     def __call__(self, event: Event) -> None:
         for view in views_of(event):
@@ -90,6 +92,8 @@ class HeadlessPrinter:
                 self.out.write(visible(text))
                 self.out.flush()
                 self._ends_with_newline = text.endswith("\n")
+            case Streamed(text=text, thought=True) if self.format != "text":
+                self._thinking.append(text)
             case AnswerEnded():
                 self._end_line()
             case CallView():
@@ -103,7 +107,10 @@ class HeadlessPrinter:
                 self.warn(message)
             case SourceChanged():
                 self._show_source(view)
-            case Opened() | Reply() | ResultsSent():
+            case Reply():
+                self._record(record(view, "".join(self._thinking)))
+                self._thinking.clear()
+            case Opened() | ResultsSent():
                 self._record(record(view))
             case TurnEnded():
                 self._finish(view)
@@ -165,8 +172,9 @@ class HeadlessPrinter:
             self.out.flush()
 
 
-def record(view: Opened | Reply | ResultsSent) -> dict[str, Any]:
-    """The JSON message for the session's start, an answer, or results sent back to the model."""
+def record(view: Opened | Reply | ResultsSent, thinking: str = "") -> dict[str, Any]:
+    """The JSON message for the session's start, an answer (after its ``thinking``), or results sent back
+    to the model."""
     match view:
         case Opened():
             return {
@@ -179,7 +187,11 @@ def record(view: Opened | Reply | ResultsSent) -> dict[str, Any]:
                 "cwd": view.cwd,
             }
         case Reply(text=text, calls=calls, usage=usage):
-            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            content: list[dict[str, Any]] = []
+            if thinking:
+                content.append({"type": "thinking", "thinking": thinking, "signature": ""})
+            if text:
+                content.append({"type": "text", "text": text})
             content += [_tool_use(c.call_id, c.name, c.arguments) for c in calls]
             message = {"role": "assistant", "content": content, "usage": usage.as_dict() if usage else None}
             return {"type": "assistant", "message": message, "parent_tool_use_id": None}

@@ -109,7 +109,7 @@ def notice_of(view: Compressed | Retrying | Failure | LoopStopped) -> tuple[str,
         case Failure(message=message, kind=kind):
             return with_hint(message, kind, "tui"), Severity.ERROR
         case LoopStopped(message=message):
-            return message + " Say how to go on.", Severity.ERROR
+            return message, Severity.ERROR
 
 
 def source_notice(source: SourceChanged) -> tuple[str, Severity] | None:

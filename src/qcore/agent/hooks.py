@@ -8,17 +8,24 @@ the mode would have put, but never one a deny rule, an ask rule, plan mode or a 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from qcore.events import ErrorOccurred, Event
 from qcore.permissions.policy import PolicyDecision, Verdict, protected
 from qcore.tools.confirmation import ConfirmationDetails, InfoConfirmation
 
 if TYPE_CHECKING:
     from qcore.abort import AbortSignal
+    from qcore.agent.turn import Turn
     from qcore.calls import ToolCall
 
-__all__ = ["HookFeedback", "LoopHooks", "ToolGate", "gated"]
+__all__ = ["STOP_BLOCK_CAP", "HookFeedback", "LoopHooks", "SessionHooks", "ToolGate", "gated"]
+
+STOP_BLOCK_CAP = 8
+"""Stop hooks that keep refusing let the turn end after this many tries (Qwen Code's default)."""
 
 
 @dataclass(frozen=True)
@@ -79,3 +86,47 @@ def gated(
 
 
 MODE_QUESTION = PolicyDecision(Verdict.ASK)
+
+
+class SessionHooks:
+    """The session's own hook points, kept out of its loop: SessionStart (its context goes with the first
+    prompt), UserPromptSubmit (context, or a refusal), Stop (go on, with a reason) and SessionEnd."""
+
+    def __init__(self, hooks: LoopHooks, emit: Callable[[Event], None]) -> None:
+        self.hooks = hooks
+        self.emit = emit
+        self._start: asyncio.Future[HookFeedback] | None = None
+
+    def start(self, resumed: bool) -> None:
+        """Run the SessionStart hooks in the background (inside an event loop, once)."""
+        if self._start is None:
+            self._start = asyncio.ensure_future(
+                self.hooks.session_started("resume" if resumed else "startup")
+            )
+
+    async def prompt(self, prompt: str, signal: AbortSignal, turn: Turn) -> str:
+        """The prompt with the context the hooks add, tagged; when a hook refuses it, the turn ends."""
+        contexts = []
+        if self._start is not None:
+            started, self._start = self._start, None
+            contexts.append(("session-start", (await started).context))
+        said = await self.hooks.prompt_submitted(prompt, signal)
+        if said.blocked:
+            self.emit(ErrorOccurred(f"A UserPromptSubmit hook refused the prompt: {said.reason}", "hook"))
+            turn.end("error")
+            return prompt
+        contexts.append(("user-prompt-submit", said.context))
+        tagged = [f"<qwen:{tag}-context>\n{text}\n</qwen:{tag}-context>" for tag, text in contexts if text]
+        return "\n\n".join([prompt, *tagged])
+
+    async def go_on(self, turn: Turn, signal: AbortSignal) -> str | None:
+        """The next prompt when a Stop hook keeps the turn going (at most ``STOP_BLOCK_CAP`` times in a
+        row); None when the turn may end."""
+        said = await self.hooks.stopping(turn.text, turn.stop_blocks > 0, signal)
+        if not said.blocked or turn.stop_blocks >= STOP_BLOCK_CAP or signal.aborted:
+            return None
+        turn.stop_blocks += 1
+        return f"A Stop hook asks you to go on: {said.reason}"
+
+    async def ended(self) -> None:
+        await self.hooks.session_ended("exit")

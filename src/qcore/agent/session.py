@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
-from qcore.agent.hooks import HookFeedback, LoopHooks
+from qcore.agent.hooks import LoopHooks, SessionHooks
 from qcore.agent.loop_guard import LoopGuard
+from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
 from qcore.conversation.compression import ContextKeeper, Fit
@@ -73,9 +74,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Session", "TurnOutcome"]
 
-STOP_BLOCK_CAP = 8
-"""Stop hooks that keep refusing let the turn end after this many tries (Qwen Code's default)."""
-
 
 class Session:
     """One conversation and the loop that answers each prompt in it. ``create_session``
@@ -98,6 +96,7 @@ class Session:
         config: SessionConfig | None = None,
         extensions: Extensions | None = None,
         hooks: LoopHooks | None = None,
+        loop_guard: LoopGuard | None = None,
     ) -> None:
         self.llm = llm
         self.scheduler = scheduler
@@ -123,11 +122,10 @@ class Session:
         session is built from ``config.child(...)``. None for a session assembled by hand."""
         self.extensions = extensions
         """The user's and the project's commands, skills and hooks; None when the session loads none."""
-        self.hooks = hooks
-        """The user's hooks on the session's own events (SessionStart, UserPromptSubmit, Stop, SessionEnd);
-        the scheduler holds the same ones for tool calls."""
-        self._session_start: asyncio.Future[HookFeedback] | None = None
-        self.loop_guard = LoopGuard()
+        self.hooks = SessionHooks(hooks, events.emit) if hooks is not None else None
+        """The user's hooks on the session's own events; the scheduler runs the same ones on tool calls."""
+        self.loop_guard = loop_guard or LoopGuard()
+        """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False
         """True while ``send`` runs (a turn is under way)."""
         self._started = False
@@ -188,12 +186,11 @@ class Session:
             asyncio.get_running_loop()
             if self.tool_sources is not None:
                 self.tool_sources.start()
+            self.context.discover()
             if not self._started and not self._warmed:
                 self._warmed = True
-                if self.hooks is not None:  # once: its context goes with the first prompt
-                    resumed = any(message.role != "system" for message in self.history)
-                    source = "resume" if resumed else "startup"
-                    self._session_start = asyncio.ensure_future(self.hooks.session_started(source))
+                if self.hooks is not None:
+                    self.hooks.start(resumed=any(message.role != "system" for message in self.history))
                 for tool in self.registry:
                     tool.warm()
         if not self._started and announce:
@@ -219,7 +216,8 @@ class Session:
         """End what the session started: MCP server processes, a discovery command still running, and
         what the tools own (the processes their commands left running)."""
         if self.hooks is not None:
-            await self.hooks.session_ended("exit")
+            await self.hooks.ended()
+        self.context.stop_discovery()
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
         if self.checkpoints is not None:
@@ -267,16 +265,22 @@ class Session:
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
         if self.hooks is not None:
-            prompt = await self._hooked_prompt(prompt, signal, turn)
-            if turn.reason is not None:
-                return self._finished(turn)
-        self._take(prompt)
+            prompt = await self.hooks.prompt(prompt, signal, turn)
+        if turn.reason is not None:  # a hook refused the prompt
+            return self._finished(turn)
+        turn.prompt = self._take(prompt)
         self.sending = True
         try:
             while turn.reason is None:
                 await self._step(turn, signal)
-                if turn.reason == "completed" and self.hooks is not None:
-                    await self._stop_hooks(turn, signal)
+                if (
+                    turn.reason == "completed"
+                    and self.hooks
+                    and (more := await self.hooks.go_on(turn, signal))
+                ):
+                    self._commit(turn.step)  # a Stop hook keeps the turn going, its reason the next prompt
+                    self.state.append(ChatMessage(role="user", content=more))
+                    turn.reason = None
         except asyncio.CancelledError:
             turn.end("cancelled")
             raise
@@ -286,49 +290,22 @@ class Session:
         finally:
             self.sending = False
             self._commit(turn.step)
+            if turn.too_big and self.history and self.history[-1] is turn.prompt:
+                self.state.withdraw(1)  # a prompt that cannot be sent must not fail every later turn
             if self.checkpoints is not None:
                 await self.checkpoints.turn_ended()
             outcome = self._finished(turn)
         return outcome
 
-    async def _hooked_prompt(self, prompt: str, signal: AbortSignal, turn: Turn) -> str:
-        """The prompt after the SessionStart (first time) and UserPromptSubmit hooks: with the context they
-        add, or refused (the turn ends before it starts)."""
-        assert self.hooks is not None
-        contexts = []
-        if self._session_start is not None:
-            started, self._session_start = self._session_start, None
-            contexts.append(("session-start", (await started).context))
-        said = await self.hooks.prompt_submitted(prompt, signal)
-        if said.blocked:
-            turn.end("error")
-            self.events.emit(
-                ErrorOccurred(f"A UserPromptSubmit hook refused the prompt: {said.reason}", "hook")
-            )
-            return prompt
-        contexts.append(("user-prompt-submit", said.context))
-        tagged = [f"<qwen:{tag}-context>\n{text}\n</qwen:{tag}-context>" for tag, text in contexts if text]
-        return "\n\n".join([prompt, *tagged])
-
-    async def _stop_hooks(self, turn: Turn, signal: AbortSignal) -> None:
-        """The Stop hooks may keep the turn going: their reason goes to the model as the next prompt (at
-        most ``STOP_BLOCK_CAP`` times in a row)."""
-        assert self.hooks is not None
-        said = await self.hooks.stopping(turn.text, turn.stop_blocks > 0, signal)
-        if not said.blocked or turn.stop_blocks >= STOP_BLOCK_CAP or signal.aborted:
-            return
-        turn.stop_blocks += 1
-        self._commit(turn.step)
-        self.state.append(ChatMessage(role="user", content=f"A Stop hook asks you to go on: {said.reason}"))
-        turn.reason = None
-
-    def _take(self, prompt: str) -> None:
+    def _take(self, prompt: str) -> ChatMessage:
         """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
         self.events.emit(UserPrompt(prompt))
-        self.state.append(ChatMessage(role="user", content=prompt))
+        message = ChatMessage(role="user", content=prompt)
+        self.state.append(message)
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
         self.loop_guard.reset()
+        return message
 
     async def _step(self, turn: Turn, signal: AbortSignal) -> None:
         """One request to the model and the tool calls it asks for, committed to the history together;
@@ -341,11 +318,16 @@ class Session:
         if response is None or not response.tool_calls:
             return  # the turn has ended; it commits what the step got to
         step.calls = await self.scheduler.run(response.tool_calls, signal)
+        if response.finish_reason == "length":
+            step.calls = [call.evolve(note=CUT_OFF_NOTE) for call in step.calls]
+        verdict = self.loop_guard.observe(step.calls)
+        if verdict is not None and not verdict.stop:  # the model reads it with the call's result
+            step.calls = [c.noted(verdict.reason) if c is verdict.call else c for c in step.calls]
         self._commit(step)
         self.events.emit(ToolResultsSent(tuple(step.calls)))
-        if (looping := self.loop_guard.observe(step.calls)) is not None:
+        if verdict is not None and verdict.stop:
             turn.end("loop")
-            self.events.emit(loop_detected(looping, self.loop_guard.limit))
+            self.events.emit(loop_detected(verdict))
 
     async def _next_request(self, turn: Turn, signal: AbortSignal) -> list[dict[str, Any]] | None:
         """The tool declarations for the next request, once it may be made and the history fits the
@@ -361,8 +343,11 @@ class Session:
         if self.tool_sources is not None:
             await self.tool_sources.ready()
         tools = self.registry.declarations()
-        if not (await self.context.fit(self.state, tools, signal)).ok:
+        await self.context.discovered()
+        fit = await self.context.fit(self.state, tools, signal)
+        if not fit.ok:
             turn.end("cancelled" if signal.aborted else "error")
+            turn.too_big = fit.prompt_too_big
             return None
         return tools
 
@@ -376,6 +361,12 @@ class Session:
         try:
             response = await self._ask_model(signal, step, tools)
         except LLMError as error:
+            if error.kind is LLMErrorKind.CONTEXT_OVERFLOW and not signal.aborted and turn.first_time("size"):
+                window = self.context.refused(self.history, tools, error.window)
+                reason = f"the request was too big for the model's window of {window:,} tokens; making room"
+                self.events.emit(ModelRetrying(1, 0.0, reason))
+                return None  # the next step compresses to the smaller window
+            turn.too_big = error.kind is LLMErrorKind.CONTEXT_OVERFLOW
             self._model_failed(turn, step, error, signal)
             return None
         step.response = response
@@ -385,6 +376,15 @@ class Session:
             self.events.emit(UsageUpdated(response.usage, self.usage))
         self.events.emit(AssistantMessage(self.turns, response.text, response.tool_calls, response.usage))
         turn.text = response.text
+        if (problem := unusable(response, bool(step.reasoning))) is not None:
+            if not response.text.strip():
+                step.response, step.text = None, []  # nothing of it belongs in the history
+            if problem.retry and turn.first_time("unusable"):
+                self.events.emit(ModelRetrying(1, 0.0, problem.cause))
+                return None
+            turn.end("error", LLMError(problem.message, LLMErrorKind.INCOMPLETE))
+            self.events.emit(ErrorOccurred(problem.message, LLMErrorKind.INCOMPLETE.value))
+            return None
         if not response.tool_calls:
             turn.end("completed")
         return response
@@ -396,6 +396,7 @@ class Session:
                 step.text.append(item.text)
                 self.events.emit(AssistantTextDelta(item.text))
             elif isinstance(item, ReasoningDelta):
+                step.reasoning.append(item.text)
                 self.events.emit(AssistantReasoningDelta(item.text))
             elif isinstance(item, RetryNotice):
                 self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from qcore.agent.loop_guard import Verdict
 from qcore.calls import ToolCall
 from qcore.events import LoopDetected
 from qcore.llm.parts import Part, TextPart
@@ -40,6 +41,8 @@ class Step:
     response: ModelResponse | None = None
     calls: list[ToolCall] = field(default_factory=list)
     """The finished calls, in the order the model made them."""
+    reasoning: list[str] = field(default_factory=list)
+    """The reasoning as it streamed in (shown, never sent back as the answer)."""
     committed: bool = False
     """Whether the step's messages are in the history already (they go in once)."""
 
@@ -73,11 +76,22 @@ class Turn:
     reason: str | None = None
     """Why the turn ended (``TurnOutcome.reason``); None while it goes on."""
     failure: LLMError | None = None
+    prompt: ChatMessage | None = None
+    """The message the turn's prompt became in the history."""
+    too_big: bool = False
+    """The turn ended because a request could not fit the model's window."""
+    retried: set[str] = field(default_factory=set)
     stop_blocks: int = 0
     """How many times in a row Stop hooks kept the turn going."""
 
     def end(self, reason: str, failure: LLMError | None = None) -> None:
         self.reason, self.failure = reason, failure
+
+    def first_time(self, trouble: str) -> bool:
+        """Whether ``trouble`` is new in this turn (each is tried again once), noting it."""
+        new = trouble not in self.retried
+        self.retried.add(trouble)
+        return new
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
@@ -99,6 +113,8 @@ def unfinished(request: ToolCallRequest) -> ChatMessage:
     return ChatMessage(role="tool", content=UNFINISHED_CALL, tool_call_id=request.call_id, name=request.name)
 
 
-def loop_detected(call: ToolCall, repeats: int) -> LoopDetected:
-    error = call.result.error.message if call.result and call.result.error else call.response_text()
-    return LoopDetected(call.tool_name or call.request.name, call.request.arguments, repeats, error)
+def loop_detected(verdict: Verdict) -> LoopDetected:
+    call = verdict.call
+    error = call.result.error.message if call.result and call.result.error else ""
+    name = call.tool_name or call.request.name
+    return LoopDetected(name, call.request.arguments, verdict.repeats, error, verdict.reason)

@@ -11,6 +11,12 @@ request word for word. The system prompt is never part of the cut: it is rebuilt
 If the summary fails, the older part is dropped all the same, with the same list of outcomes and a note
 saying so: a request over the window would fail anyway. If it is cancelled, nothing changes. Nothing is
 sent that the meter counts over the window: when even the compressed history does not fit, the turn stops.
+The user's latest request is never cut: when it cannot fit by itself, the turn stops before anything is
+compressed, with the figures (how much of it fits).
+
+The window is the user's setting, else what the server says (``discover``: llama.cpp's ``/props``,
+``/v1/models``), else a guess by the model's name; a refusal for size (``refused``) shrinks it to what the
+server named, or below what was sent, and corrects the token estimate.
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ class Fit:
     """False: the request cannot be made to fit (the turn should stop); or the compression was cancelled."""
     tokens: int
     compressed: ContextCompressed | None = None
+    prompt_too_big: bool = False
+    """The latest request alone cannot fit: it should not stay in the history."""
 
 
 class ContextKeeper:
@@ -70,7 +78,9 @@ class ContextKeeper:
         events: EventBus,
         window: int,
         threshold: float = 0.7,
+        *,
         before_compress: Callable[[str], Awaitable[None]] | None = None,
+        configured: bool = False,
     ) -> None:
         self.llm = llm
         self.before_compress = before_compress
@@ -78,9 +88,51 @@ class ContextKeeper:
         self.events = events
         self.window = window
         self.threshold = threshold
+        self.configured = configured
+        """The user set the window: the server is not asked."""
         self.meter = ContextMeter()
+        self._discovery: asyncio.Task[int | None] | None = None
         self._lock = asyncio.Lock()
         """One compression at a time: ``/compress`` and a turn's own would cut the same history twice."""
+
+    def discover(self) -> None:
+        """Start asking the server for the window (once; only when the user did not set it)."""
+        ask = getattr(self.llm, "discover_window", None)
+        if self._discovery is None and not self.configured and ask is not None:
+            self._discovery = asyncio.ensure_future(ask())
+
+    async def discovered(self) -> None:
+        """Take the server's answer, when it gave one (asked first if ``discover`` was not called)."""
+        self.discover()
+        if self._discovery is None:
+            return
+        task, self.configured = self._discovery, True  # asked once per session
+        try:
+            window = await task
+        except Exception:  # an answer that cannot be read is no answer
+            window = None
+        if window:
+            self.window = window
+            self.events.emit(ContextUpdated(self.meter.last, window))
+
+    def stop_discovery(self) -> None:
+        """The session ends: a question to the server still out is dropped."""
+        if self._discovery is not None and not self._discovery.done():
+            self._discovery.cancel()
+
+    def refused(
+        self, history: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]], named: int | None
+    ) -> int:
+        """The server refused a request of ``history`` for size: the window becomes the one it named, or
+        a tenth below what was sent, and the estimate learns it undercounted. Returns the new window."""
+        sent = self.tokens(history, tools)
+        if named:
+            if sent <= named:  # counted below the limit the server says it passed: count higher from now on
+                self.meter.undercounted(sent, int(named * 1.1))
+            self.window = named
+        else:
+            self.window = max(1_024, int(min(self.window, sent) * 0.9))
+        return self.window
 
     @property
     def trigger(self) -> int:
@@ -90,8 +142,11 @@ class ContextKeeper:
         return self.meter.tokens(history, tools)
 
     def answered(self, history: Sequence[ChatMessage], usage: Usage | None) -> None:
+        """The server counted the request just answered: the estimate learns from it, and what the
+        context holds now (that request and its answer) is announced, the one figure every view shows."""
         if usage is not None:
             self.meter.answered(history, usage.prompt_tokens)
+            self.events.emit(ContextUpdated(usage.prompt_tokens + usage.completion_tokens, self.window))
 
     async def fit(
         self,
@@ -114,8 +169,12 @@ class ContextKeeper:
         history = state.history
         start = 1 if history[:1] and history[0].role == "system" else 0
         fixed = tokens_of(sum(map(message_bytes, history[:start])) + tools_bytes(tools))
+        if (too_big := self._prompt_too_big(history, start, fixed)) is not None:
+            return too_big
         room = self.trigger - fixed
         split = split_point(history, start, int(room * KEEP) * BYTES_PER_TOKEN, force) if room > 0 else start
+        if split - start == 1 and history[start].role == "user":
+            split = start  # only the latest request, which would come back word for word
         if split <= start:  # nothing older to compress, or no room to compress it into
             return self._over(before) if before > self.window else Fit(True, before)
         if self.before_compress is not None:
@@ -140,6 +199,36 @@ class ContextKeeper:
         if after > self.window:
             return self._over(after, event)
         return Fit(True, after, event)
+
+    def _prompt_too_big(self, history: Sequence[ChatMessage], start: int, fixed: int) -> Fit | None:
+        """The latest request is kept word for word; when it cannot fit by itself, say how much would."""
+        latest = next((m for m in reversed(history[start:]) if m.role == "user"), None)
+        if latest is None:
+            return None
+        size = message_bytes(latest)
+        tokens = self.meter.estimate(size)
+        room = self.window - self.window // 8 - fixed  # an eighth kept for the answer
+        if tokens <= room:
+            return None
+        fits = max(0, int(room * self.meter.bytes_per_token))
+        if fits < MESSAGE_CLIP:  # the session's own part leaves no room for any message
+            message = (
+                f"The model's window of {self.window:,} tokens is too small for this session: the system "
+                f"prompt and tool declarations alone take about {fixed:,} tokens, and the answer needs room. "
+                "Use a model or server with a larger context (a llama.cpp server: -c 16384 or more), or "
+                "offer fewer tools (tools.core or tools.exclude in settings.json)."
+            )
+            self.events.emit(ErrorOccurred(message, "context_window"))
+            return Fit(False, tokens, prompt_too_big=True)
+        message = (
+            f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
+            f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "
+            f"take {fixed:,} and the answer needs room: about {fits:,} characters fit. It was not added to "
+            "the conversation. Shorten it, or save the text to a file and mention it (@path) so the model "
+            "reads it in parts."
+        )
+        self.events.emit(ErrorOccurred(message, "context_window"))
+        return Fit(False, tokens, prompt_too_big=True)
 
     def _over(self, tokens: int, event: ContextCompressed | None = None) -> Fit:
         message = (
@@ -276,5 +365,5 @@ def summary_message(summary: str | None, outcomes: Sequence[str], latest: str | 
             "## Tool calls already made (do not repeat the ones that succeeded)\n\n" + "\n".join(outcomes)
         )
     if latest is not None:
-        parts.append("## The user's latest request, word for word\n\n" + clip(latest, MESSAGE_CLIP))
+        parts.append("## The user's latest request, word for word\n\n" + latest)
     return ChatMessage("user", "\n\n".join(parts))

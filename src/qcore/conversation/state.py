@@ -213,6 +213,12 @@ class SessionState:
         saved = [m.to_json() for m in replacement]
         self._write({"type": "compressed", "dropped": dropped, "messages": saved})
 
+    def withdraw(self, count: int) -> None:
+        """The last ``count`` messages leave the history (a prompt the model could never be sent)."""
+        if count > 0:
+            del self.history[-count:]
+            self._write({"type": "withdrawn", "count": count})
+
     def set_todos(self, todos: Iterable[Todo]) -> None:
         self.todos = list(todos)
         self._write({"type": "todos", "todos": [_todo_json(todo) for todo in self.todos]})
@@ -304,6 +310,14 @@ def _replace_start(state: SessionState, dropped: int, replacement: Iterable[Chat
     state.history[system : system + dropped] = replacement
 
 
+def _apply_withdrawn(state: SessionState, record: dict[str, Any]) -> None:
+    count = record["count"]
+    if not isinstance(count, int) or count < 0 or count > len(state.history):
+        raise ValueError("a withdrawal's count of messages is not a count of messages there")
+    if count:
+        del state.history[-count:]
+
+
 def _apply_todos(state: SessionState, record: dict[str, Any]) -> None:
     state.todos = [Todo(str(t["id"]), str(t["content"]), str(t["status"])) for t in record["todos"]]
 
@@ -339,6 +353,7 @@ _APPLY = {
     "messages": _apply_messages,
     "clear": _apply_clear,
     "compressed": _apply_compressed,
+    "withdrawn": _apply_withdrawn,
     "todos": _apply_todos,
     "rule": _apply_rule,
     "file": _apply_file,

@@ -123,6 +123,7 @@ class ContextMeter:
         """The API's prompt tokens for the last request, and the history's bytes at that request."""
         self._tools = 0
         """The tool declarations' bytes in the last request measured."""
+        self._last = 0
         self.bytes_per_token = float(BYTES_PER_TOKEN)
         """Learned from each answer: what this server's tokenizer makes of our bytes (code and small
         models' tokenizers give far fewer bytes per token than prose)."""
@@ -152,11 +153,26 @@ class ContextMeter:
         self._tools = tools_bytes(tools)
         if self._anchor is not None:
             reported, at = self._anchor
-            return reported + self._estimate(max(0, size - at))
-        return self._estimate(size + self._tools)
+            self._last = reported + self.estimate(max(0, size - at))
+        else:
+            self._last = self.estimate(size + self._tools)
+        return self._last
 
-    def _estimate(self, size: int) -> int:
+    def estimate(self, size: int) -> int:
+        """Tokens for ``size`` bytes at the rate learned so far."""
         return math.ceil(size / self.bytes_per_token)
+
+    @property
+    def last(self) -> int:
+        """The tokens of the last request measured (0 before the first)."""
+        return self._last
+
+    def undercounted(self, counted: int, actual: int) -> None:
+        """A request counted as ``counted`` tokens took ``actual``: the estimate was low; the API's count
+        of an earlier request no longer anchors it."""
+        if counted > 0 and actual > counted:
+            self.bytes_per_token = max(MIN_BYTES_PER_TOKEN, self.bytes_per_token * counted / actual)
+            self._anchor = None
 
     def answered(self, history: Sequence[ChatMessage], prompt_tokens: int) -> None:
         """The API counted ``prompt_tokens`` for the request of ``history`` just made."""

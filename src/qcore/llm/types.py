@@ -206,6 +206,8 @@ class LLMErrorKind(StrEnum):
     server named, when it did)."""
     CONTENT_FILTER = "content_filter"
     """The server's content filter stopped the reply (``finish_reason: content_filter``)."""
+    INCOMPLETE = "incomplete"
+    """The reply had no answer (empty, reasoning only) or the output limit cut it off."""
     RESPONSE_TOO_LARGE = "response_too_large"
     """The reply passed a size cap (one tool call's arguments, or the whole reply) and was cut off: the
     model is most likely repeating itself. Not retried; nothing of the reply should be kept or run."""

@@ -159,8 +159,8 @@ def path_matches(specifier: str, path: Path, root: Path) -> bool:
     absolute, spec = _glob_spec(specifier)
     target = str(path)
     if absolute:
-        return spec.match_file(target.lstrip("/"))
-    base = str(root).rstrip("/") + "/"
+        return spec.match_file(target)  # pathspec reads "/x/y" as "x/y"
+    base = os.path.join(root, "")  # ends with one slash, "/" included
     return target.startswith(base) and spec.match_file(target[len(base) :])
 
 

@@ -36,6 +36,11 @@ def _legacy_shell(entry: str) -> str:
     return entry
 
 
+def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _strings(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
@@ -45,9 +50,7 @@ def rules_from_file(
 ) -> list[Rule]:
     """The file's rules; a malformed entry is reported in ``problems`` (with the file) and skipped."""
     entries: list[tuple[RuleKind, str, str | None]] = []
-    permissions = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
-    tools = data.get("tools") if isinstance(data.get("tools"), dict) else {}
-    assert isinstance(permissions, dict) and isinstance(tools, dict)
+    permissions, tools = _section(data, "permissions"), _section(data, "tools")
     for kind in RuleKind:
         entries += [(kind, entry, None) for entry in _strings(permissions.get(kind.value))]
     entries += [(RuleKind.ALLOW, entry, entry) for entry in _strings(tools.get("allowed"))]
@@ -74,7 +77,7 @@ def rules_from_settings(loaded: LoadedSettings) -> list[Rule]:
         if not source.loaded:
             continue
         try:
-            data = parse_jsonc(read_config_text(source.path), path=str(source.path))
+            data = parse_jsonc(read_config_text(source.path))
         except (OSError, JsoncError, UnicodeDecodeError):
             continue  # already reported by the loader
         if not isinstance(data, dict):

@@ -69,6 +69,9 @@ class ShellSubject:
         return any(command_matches(specifier, command) for command in self.analysis.commands)
 
     def allowed_by(self, specifiers: Sequence[str | None], root: Path) -> bool:
+        return self._covered(specifiers)
+
+    def _covered(self, specifiers: Sequence[str | None]) -> bool:
         """Every command read-only or covered by a rule, nothing written, and all of the line understood."""
         analysis = self.analysis
         if not analysis.understood or analysis.writes:
@@ -104,7 +107,7 @@ class ShellSubject:
                     f"{command.text!r} sets variables for the command it runs, and rules only cover commands "
                     "without them"
                 )
-        if not self.allowed_by(self._narrow_specifiers(), Path("/")):
+        if not self._covered(self._narrow_specifiers()):
             return "the rules a question could save would not cover all of it"
         return None
 
@@ -123,10 +126,9 @@ class ShellSubject:
         ]
 
     def _narrow_specifiers(self) -> list[str]:
+        """Only asked once every command needing a rule is known to have fixed words (``uncoverable``)."""
         specifiers: list[str] = []
         for command in self._needing_rules():
-            if not command.static:
-                continue
             words = (
                 command.argv[:2]
                 if len(command.argv) > 1 and _subcommand(command.argv[1])

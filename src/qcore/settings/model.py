@@ -71,6 +71,11 @@ class ModelSettings(SettingsSection):
     """-1 means unlimited."""
     generation_config: dict[str, Any] | None = None
     chat_compression: ChatCompressionSettings = Field(default_factory=ChatCompressionSettings)
+    max_tool_calls_per_turn: int | None = None
+    """Tool calls one turn may make; unset: stop a turn past 100 calls once it repeats itself, and at 1000;
+    0 or less: no limit."""
+    skip_loop_detection: bool = False
+    """Turn off the repeated-call checks (not the per-turn budget)."""
 
     @property
     def context_window_size(self) -> int | None:

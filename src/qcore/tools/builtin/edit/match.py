@@ -10,6 +10,10 @@ Rungs, tried in order until one finds something:
 Leading indentation is never relaxed: a different indent could mean a different block. Every rung maps
 characters one to one, so a match in the normalised text is the same span of the file on disk, and the
 file's own bytes (not the model's spelling) are what get replaced.
+
+Every place counts, overlapping ones too: ``aa`` occurs twice in ``aaa``, so an edit of ``aa`` there is
+ambiguous, not unique. Replacing all of them goes left to right and skips a place that overlaps one already
+replaced (what ``str.replace`` does).
 """
 
 from __future__ import annotations
@@ -45,16 +49,20 @@ def normalise_lookalikes(text: str) -> str:
 
 
 def _find_all(haystack: str, needle: str) -> list[Span]:
+    """Every place ``needle`` starts, overlapping places included. Still linear in the file for a needle
+    that cannot overlap itself (places found are then at least its length apart); a needle that can
+    (``==``, blank lines) costs its length per place found."""
     spans: list[Span] = []
     start = haystack.find(needle)
-    while start != -1 and needle:
+    while start != -1:
         spans.append((start, start + len(needle)))
-        start = haystack.find(needle, start + len(needle))
+        start = haystack.find(needle, start + 1)
     return spans
 
 
 def _line_spans(content: str, old: str) -> list[Span]:
-    """Spans of whole runs of lines that equal ``old``'s lines once trailing whitespace is ignored.
+    """Spans of whole runs of lines that equal ``old``'s lines once trailing whitespace is ignored
+    (overlapping runs included).
 
     Linear in the file: the lines are stripped in one pass, only lines equal to ``old``'s first line are
     candidates, and a candidate's offset is found by counting forward from the previous one."""
@@ -81,7 +89,7 @@ def _line_spans(content: str, old: str) -> list[Span]:
         offset += sum(map(len, lines[line_at:index])) + index - line_at
         end = offset + sum(map(len, lines[index:last])) + last - index + len(lines[last])
         spans.append((offset, end + 1 if old.endswith("\n") else end))
-        line_at, index = index, index + size
+        line_at, index = index, index + 1
 
 
 class _Ladder:
@@ -127,9 +135,8 @@ def find_matches(content: str, old: str) -> Match | None:
     found = ladder.first(old)
     if found:
         return Match(tuple(found[1]), found[0])
-    if old.endswith("\n"):
-        trimmed = old[:-1]
-        found = ladder.first(trimmed)
+    if old.endswith("\n") and old != "\n":
+        found = ladder.first(old[:-1])
         if found:
             return Match(tuple(found[1]), f"{found[0]}, without trailing blank line", True)
     return None
@@ -144,15 +151,21 @@ def apply_replacement(
 
     ``deleting_lines``: ``new`` is empty and ``old`` did not end with a newline, so a span followed by a
     newline takes it along and the line disappears instead of leaving a blank one.
+
+    Spans go left to right; one that overlaps a span already replaced is skipped.
     """
+    news = [new] * len(spans) if isinstance(new, str) else new
+    chosen: list[tuple[Span, str]] = []
+    for span, text in zip(spans, news, strict=True):
+        if not chosen or span[0] >= chosen[-1][0][1]:
+            chosen.append((span, text))
+    starts = {start for (start, _), _ in chosen}
     pieces: list[str] = []
     regions: list[tuple[int, int, int, int]] = []
     cursor = shift = 0
-    news = [new] * len(spans) if isinstance(new, str) else new
-    nexts = [start for start, _ in spans[1:]] + [len(content) + 1] if spans else []
-    for (start, end), text, following in zip(spans, news, nexts, strict=True):
+    for (start, end), text in chosen:
         whole_line = start == 0 or content[start - 1] == "\n"
-        if deleting_lines and content[end : end + 1] == "\n" and whole_line and end < following:
+        if deleting_lines and content[end : end + 1] == "\n" and whole_line and end not in starts:
             end += 1  # (not into the next span: a newline both would take is taken once)
         pieces.append(content[cursor:start])
         pieces.append(text)

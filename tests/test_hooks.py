@@ -3,6 +3,7 @@ policy deciding. The security and prompt hooks are Qwen Code's documented exampl
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -267,3 +268,29 @@ async def test_a_childs_session_reports_subagent_start_and_stop(tmp_path: Path) 
     child.llm = ScriptedLLM([reply("found it")])
     await child.send("find the bug")
     assert seen.read_text().splitlines() == ["SubagentStart subagent", "SubagentStop subagent"]
+
+
+async def test_an_async_hook_is_not_waited_for_and_ends_with_the_session(tmp_path: Path) -> None:
+    pid_file, done = tmp_path / "bg.pid", tmp_path / "done"
+    hooks = {
+        "PreToolUse": [
+            {"hooks": [command(f"echo $$ > {pid_file}; sleep 30; touch {done}", **{"async": True})]}
+        ]
+    }
+    session, llm, _, _ = make(
+        tmp_path, hooks, [reply("", ("read_file", {"absolute_path": "app.py"})), reply("ok")]
+    )
+    outcome = await session.send("go")
+    assert outcome.text == "ok" and "x = 1" in tool_answer(llm, 1)
+    for _ in range(100):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(pid_file.read_text())
+    assert alive(pid)
+    await session.aclose()
+    for _ in range(100):
+        if not alive(pid):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(pid) and not done.exists()

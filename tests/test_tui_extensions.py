@@ -111,3 +111,26 @@ async def test_an_mcp_prompt_completes_and_runs(project: Project) -> None:
         await idle(pilot)
         await until(pilot, lambda: len(app.session.history) > 2)
     assert app.session.history[1].content == "Please review this code:\nx"
+
+
+async def test_an_untrusted_projects_commands_are_asked_about_and_load_once_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qcli.tui.widgets.screens import TrustScreen
+    from tests.support.tui import modal
+
+    untrusted = make_project(tmp_path, monkeypatch, trusted=False)
+    write(
+        untrusted.root / ".qwen" / "commands" / "mark.md", "---\ndescription: leave a mark\n---\nMark it.\n"
+    )
+    app = untrusted.app([reply("marked")])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await modal(pilot, TrustScreen)
+        assert "project commands: /mark" in screen_text(app)
+        await pilot.press("t")
+        await ready(pilot)
+        await until(pilot, lambda: any(c.label == "/mark" for c in app.prompt_box.commands))
+        await type_text(pilot, "/mark")
+        await pilot.press("escape", "enter")
+        await idle(pilot)
+    assert app.session.history[1].content == "Mark it."

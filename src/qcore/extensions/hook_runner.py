@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,6 +169,9 @@ class HookRunner:
         if not chosen:
             return []
         stdin = self._payload(event, fields)
+        for hook in [hook for hook in chosen if hook.background]:
+            self._later(self._run_reported(event, hook, stdin))
+        chosen = [hook for hook in chosen if not hook.background]
         try:
             ran = await asyncio.gather(*(self._run(hook, stdin, signal) for hook in chosen))
         except Exception as error:  # a fault here must never end the session
@@ -177,6 +180,15 @@ class HookRunner:
         for result in ran:
             self._report(event, result)
         return list(ran)
+
+    async def _run_reported(self, event: str, hook: Hook, stdin: bytes) -> None:
+        self._report(event, await self._run(hook, stdin, None))
+
+    def _later(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` without waiting for it; it is cancelled (its process ended) when the session ends."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _report(self, event: str, ran: Ran) -> None:
         where = f"{event} hook {ran.hook.label} ({ran.hook.scope})"
@@ -283,15 +295,15 @@ class HookRunner:
         if not self.hooks.for_event("Notification", "permission_prompt"):
             return
         fields = {"message": message, "title": "Permission needed", "notification_type": "permission_prompt"}
-        task = asyncio.ensure_future(self.fire("Notification", fields, "permission_prompt"))
-        self._background.add(task)  # the question is not held up by it
-        task.add_done_callback(self._background.discard)
+        self._later(self.fire("Notification", fields, "permission_prompt"))  # the question does not wait
 
     async def session_ended(self, reason: str) -> None:
         if self.agent_type is None:
             await self.fire("SessionEnd", {"reason": reason}, reason)
-        for task in list(self._background):
+        waiting = list(self._background)
+        for task in waiting:
             task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)  # each ends its process group
 
 
 def _end(pids: list[int]) -> None:

@@ -69,6 +69,8 @@ class Hook:
     path: Path
     name: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
+    background: bool = False
+    """``async: true``: started and not waited for; what it prints decides nothing."""
 
     @property
     def label(self) -> str:
@@ -191,6 +193,7 @@ class HookSet:
                 layer.path,
                 name,
                 {str(k): str(v) for k, v in env.items()},
+                entry.get("async") is True,
             )
         )
 

@@ -110,6 +110,11 @@ async def test_an_mcp_prompt_completes_and_runs(project: Project) -> None:
         await pilot.press("escape", "enter")
         await idle(pilot)
         await until(pilot, lambda: len(app.session.history) > 2)
+        box = app.prompt_box
+        await until(pilot, lambda: box.files is not None and "test:test://greeting" in box.files())
+        await type_text(pilot, "what is @test:gree")
+        await until(pilot, lambda: app.prompt_box.menu.selected is not None)
+        assert app.prompt_box.menu.selected.label == "@test:test://greeting"  # type: ignore[union-attr]
     assert app.session.history[1].content == "Please review this code:\nx"
 
 

@@ -16,6 +16,7 @@ from qcli.event_view import (
     LiveOutput,
     LoopStopped,
     ModeChanged,
+    ModelSet,
     Opened,
     PastCall,
     Prompted,
@@ -44,6 +45,7 @@ from qcore.events import (
     ErrorOccurred,
     Event,
     LoopDetected,
+    ModelChanged,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -120,8 +122,9 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
         (Compressed("Context compressed: 2,000 → 500 tokens (6 older messages summarised).", True),),
     ),
     ApprovalModeChanged: (ApprovalModeChanged(ApprovalMode.YOLO), (ModeChanged(ApprovalMode.YOLO),)),
+    ModelChanged: (ModelChanged("m2", 8192), (ModelSet("m2", 8192),)),
     ToolSourceUpdate: (
-        ToolSourceUpdate("mcp:git", "failed", "exited"),
+        ToolSourceUpdate("mcp:git", SourceState.FAILED, "exited"),
         (SourceChanged("mcp:git", SourceState.FAILED, "exited"),),
     ),
     ErrorOccurred: (ErrorOccurred("bad key", "auth"), (AnswerEnded(), Failure("bad key", "auth"))),
@@ -206,7 +209,7 @@ def test_an_edit_shows_its_diff() -> None:
 
 @pytest.mark.parametrize("state", list(SourceState))
 def test_every_source_state_is_read(state: SourceState) -> None:
-    [view] = views_of(ToolSourceUpdate("discovery", state.value, "d"))
+    [view] = views_of(ToolSourceUpdate("discovery", state, "d"))
     assert isinstance(view, SourceChanged) and view.state is state and not view.mcp
 
 

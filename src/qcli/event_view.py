@@ -31,6 +31,7 @@ from qcore.events import (
     ErrorOccurred,
     Event,
     LoopDetected,
+    ModelChanged,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
@@ -59,6 +60,7 @@ __all__ = [
     "LiveOutput",
     "LoopStopped",
     "ModeChanged",
+    "ModelSet",
     "Opened",
     "PastCall",
     "Prompted",
@@ -220,6 +222,14 @@ class ModeChanged:
 
 
 @dataclass(frozen=True)
+class ModelSet:
+    """Requests go to ``model`` from now on, with this context ``window``."""
+
+    model: str
+    window: int
+
+
+@dataclass(frozen=True)
 class SourceChanged:
     """A source of run-time tools changed: an MCP server (``mcp:name``), the discovery command, or the
     tool set as a whole (``tools``: waiting for sources, or going on without the late ones)."""
@@ -300,6 +310,7 @@ View = (
     | Compressed
     | Retrying
     | ModeChanged
+    | ModelSet
     | SourceChanged
     | Failure
     | LoopStopped
@@ -370,8 +381,10 @@ def views_of(event: Event) -> tuple[View, ...]:
             return (Retrying(attempt, delay, reason),)
         case ApprovalModeChanged(mode=mode):
             return (ModeChanged(mode),)
+        case ModelChanged(model=model, window=window):
+            return (ModelSet(model, window),)
         case ToolSourceUpdate(source=source, state=state, detail=detail):
-            return (SourceChanged(source, SourceState(state), detail),)
+            return (SourceChanged(source, state, detail),)
         case ErrorOccurred(message=message, kind=kind):
             return AnswerEnded(), Failure(message, kind)
         case LoopDetected():

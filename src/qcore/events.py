@@ -120,6 +120,14 @@ class ContextCompressed:
 
 
 @dataclass(frozen=True)
+class ModelChanged:
+    """Requests go to ``model`` from now on (``/model``); ``window`` is its context window as known now."""
+
+    model: str
+    window: int
+
+
+@dataclass(frozen=True)
 class ApprovalModeChanged:
     mode: ApprovalMode
 
@@ -142,13 +150,10 @@ class SourceState(StrEnum):
 
 @dataclass(frozen=True)
 class ToolSourceUpdate:
-    """A source of run-time tools changed: the discovery command or an MCP server.
-
-    ``state`` is a ``SourceState`` value (a plain string from emitters that predate the enum).
-    """
+    """A source of run-time tools changed: the discovery command or an MCP server."""
 
     source: str
-    state: str
+    state: SourceState
     detail: str = ""
 
 
@@ -188,8 +193,7 @@ class TurnFinished:
     """A prompt has been answered, or the loop stopped: ``reason`` says which."""
 
     text: str
-    reason: str
-    """A ``TurnEnd`` value: ``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
+    reason: TurnEnd
     num_turns: int
     usage: Usage
     duration_ms: int
@@ -210,6 +214,7 @@ Event = (
     | ContextUpdated
     | ContextCompressed
     | ApprovalModeChanged
+    | ModelChanged
     | ToolSourceUpdate
     | ErrorOccurred
     | LoopDetected

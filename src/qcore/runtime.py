@@ -27,7 +27,7 @@ from qcore.conversation.prompt import SystemPrompt
 from qcore.conversation.state import SessionState
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
-from qcore.events import ErrorOccurred, EventBus, ToolSourceUpdate
+from qcore.events import ErrorOccurred, EventBus, SourceState, ToolSourceUpdate
 from qcore.files.workspace import Workspace
 from qcore.llm.tokens import default_window
 from qcore.permissions import PermissionPolicy
@@ -271,7 +271,7 @@ def _mcp_manager(settings: Settings, workspace: Workspace, events: EventBus) -> 
             detail += f" [{where}" + (f" in {status.cwd}" if status.cwd else "") + "]" if where else ""
             if status.stderr_tail:
                 detail += "\n    " + "\n    ".join(status.stderr_tail[-5:])
-        events.emit(ToolSourceUpdate(f"mcp:{status.name}", status.state, detail))
+        events.emit(ToolSourceUpdate(f"mcp:{status.name}", SourceState(status.state), detail))
 
     return McpManager.from_settings(settings, workspace_root=workspace.root, on_status=report)
 

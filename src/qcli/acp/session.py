@@ -245,7 +245,7 @@ class AcpSession:
                 self.notice(problem, Severity.WARNING)
             if prepared.text is None or signal.aborted:
                 return PromptResponse(stop_reason="cancelled" if signal.aborted else "end_turn")
-            outcome = await self.session.send(prepared.text, signal)
+            outcome = await self.session.send(prepared.text, signal, prepared.media)
         finally:
             self._turn = None
             await self.flush()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from qcli.commands import context as commands_context
 from qcli.commands import extensions as commands_extensions
+from qcli.commands import model as commands_model
 from qcli.commands import permissions as commands_permissions
 from qcli.commands import rewind as commands_rewind
 from qcli.commands import stats as commands_stats
@@ -57,6 +58,7 @@ async def _quit(host: CommandHost, args: str) -> None:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "commands and keys", _help, aliases=("?",)),
     SlashCommand("tools", "the tools the model can call", commands_tools.tools),
+    SlashCommand("model", "the model in use; switch to another", commands_model.model, "[NAME]"),
     SlashCommand("mcp", "MCP servers: state, failures, stderr", commands_tools.mcp, "[reconnect [NAME]]"),
     SlashCommand(
         "permissions",

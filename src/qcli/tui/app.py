@@ -266,7 +266,7 @@ class QcliApp(App[int]):
             if prepared.attached:
                 self.notice("attached " + ", ".join(prepared.attached))
             if prepared.text is not None and not signal.aborted:
-                await session.send(prepared.text, signal)
+                await session.send(prepared.text, signal, prepared.media)
         finally:
             self.turn_signal = None
             self.status_line.set(busy="")

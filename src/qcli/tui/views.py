@@ -18,6 +18,7 @@ from qcli.event_view import (
     LiveOutput,
     LoopStopped,
     ModeChanged,
+    ModelSet,
     Opened,
     PastCall,
     Prompted,
@@ -82,6 +83,8 @@ def show_view(app: QcliApp, view: View) -> None:
             app.status_line.set(context_tokens=tokens)
         case ContextUsed(tokens=tokens, window=window):
             app.status_line.set(context_tokens=tokens, context_window=window)
+        case ModelSet(model=model, window=window):
+            app.status_line.set(model=model, context_window=window)
         case ModeChanged(mode=mode):
             app.status_line.set(mode=mode.value)
             app.notice(f"Approval mode: {mode.value}")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from qcore.agent.hooks import LoopHooks, SessionHooks
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
-from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
+from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected, stream_reply
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
 from qcore.conversation.prompt import SystemPrompt
@@ -39,28 +40,25 @@ from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
-    AssistantReasoningDelta,
-    AssistantTextDelta,
     ErrorOccurred,
     EventBus,
     ModelRequestStarted,
     ModelRetrying,
     SessionStarted,
     ToolResultsSent,
+    TurnEnd,
     TurnFinished,
     UsageUpdated,
     UserPrompt,
 )
 from qcore.files.workspace import Workspace
+from qcore.llm.parts import Part, TextPart
 from qcore.llm.types import (
     ChatMessage,
     LLMClient,
     LLMError,
     LLMErrorKind,
     ModelResponse,
-    ReasoningDelta,
-    RetryNotice,
-    TextDelta,
     Usage,
 )
 from qcore.permissions.modes import ApprovalMode
@@ -170,8 +168,22 @@ class Session:
         return self.state.usage
 
     @property
+    def takes_images(self) -> bool:
+        """Whether the user's images go to the model (``modalities.image``, else its name says)."""
+        from qcore.llm.generation import images_said, takes_images
+
+        raw = self.config.settings.model.generation_config if self.config is not None else None
+        return takes_images(self.llm.model, images_said(raw))
+
+    @property
     def approval_mode(self) -> ApprovalMode:
         return self.policy.mode
+
+    def use_llm(self, llm: LLMClient) -> None:
+        """Send the next requests through ``llm`` (``/model`` on another endpoint); the history stays."""
+        self.llm = self.context.llm = llm
+        if self.config is not None:
+            self.config = replace(self.config, llm=llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -255,7 +267,9 @@ class Session:
         """Compress the older turns now (``/compress``), whatever the size."""
         return await self.context.fit(self.state, self.registry.declarations(), signal or AbortSignal(), True)
 
-    async def send(self, prompt: str, signal: AbortSignal | None = None) -> TurnOutcome:
+    async def send(
+        self, prompt: str, signal: AbortSignal | None = None, media: Sequence[Part] = ()
+    ) -> TurnOutcome:
         """Answer ``prompt``: one step after another (a request to the model and the tool calls it asks
         for) until the model answers without calls, the turn limit is reached, the model fails, the same
         failing call repeats, or ``signal`` aborts. Whatever ends the turn, the history stays sendable."""
@@ -268,7 +282,7 @@ class Session:
             prompt = await self.hooks.prompt(prompt, signal, turn)
         if turn.reason is not None:  # a hook refused the prompt
             return self._finished(turn)
-        turn.prompt = self._take(prompt)
+        turn.prompt = self._take(prompt, media)
         self.sending = True
         try:
             while turn.reason is None:
@@ -297,10 +311,11 @@ class Session:
             outcome = self._finished(turn)
         return outcome
 
-    def _take(self, prompt: str) -> ChatMessage:
-        """The prompt joins the history; a checkpoint of this turn would take the history back to it."""
+    def _take(self, prompt: str, media: Sequence[Part] = ()) -> ChatMessage:
+        """The prompt (with the images it attaches) joins the history; a checkpoint of this turn would take
+        the history back to it."""
         self.events.emit(UserPrompt(prompt))
-        message = ChatMessage(role="user", content=prompt)
+        message = ChatMessage(role="user", content=[TextPart(prompt), *media] if media else prompt)
         self.state.append(message)
         if self.checkpoints is not None:
             self.checkpoints.prompt(len(self.history) - 1, prompt)
@@ -359,7 +374,7 @@ class Session:
         self.state.turns += 1
         self.events.emit(ModelRequestStarted(self.turns))
         try:
-            response = await self._ask_model(signal, step, tools)
+            response = await stream_reply(self.llm, self.history, tools, signal, step, self.events.emit)
         except LLMError as error:
             if error.kind is LLMErrorKind.CONTEXT_OVERFLOW and not signal.aborted and turn.first_time("size"):
                 window = self.context.refused(self.history, tools, error.window)
@@ -389,23 +404,6 @@ class Session:
             turn.end("completed")
         return response
 
-    async def _ask_model(self, signal: AbortSignal, step: Step, tools: list[dict[str, Any]]) -> ModelResponse:
-        response: ModelResponse | None = None
-        async for item in self.llm.stream(self.history, tools, signal):
-            if isinstance(item, TextDelta):
-                step.text.append(item.text)
-                self.events.emit(AssistantTextDelta(item.text))
-            elif isinstance(item, ReasoningDelta):
-                step.reasoning.append(item.text)
-                self.events.emit(AssistantReasoningDelta(item.text))
-            elif isinstance(item, RetryNotice):
-                self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))
-            else:
-                response = item
-        if response is None:
-            raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
-        return response
-
     def _model_failed(self, turn: Turn, step: Step, error: LLMError, signal: AbortSignal) -> None:
         """The request failed: the turn ends, keeping the text that arrived unless the reply ran away."""
         if error.kind is LLMErrorKind.RESPONSE_TOO_LARGE:
@@ -429,7 +427,7 @@ class Session:
     def _finished(self, turn: Turn) -> TurnOutcome:
         outcome = TurnOutcome(
             turn.text,
-            turn.reason or "completed",
+            TurnEnd(turn.reason or TurnEnd.COMPLETED),
             self.turns - turn.turns_before,
             self.usage - turn.usage_before,
             turn.failure,

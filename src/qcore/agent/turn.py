@@ -11,13 +11,34 @@ once it ends, why (``TurnOutcome``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import Verdict
 from qcore.calls import ToolCall
-from qcore.events import LoopDetected
+from qcore.events import (
+    AssistantReasoningDelta,
+    AssistantTextDelta,
+    Event,
+    LoopDetected,
+    ModelRetrying,
+    TurnEnd,
+)
 from qcore.llm.parts import Part, TextPart
-from qcore.llm.types import ChatMessage, LLMError, ModelResponse, ToolCallRequest, Usage
+from qcore.llm.types import (
+    ChatMessage,
+    LLMClient,
+    LLMError,
+    LLMErrorKind,
+    ModelResponse,
+    ReasoningDelta,
+    RetryNotice,
+    TextDelta,
+    ToolCallRequest,
+    Usage,
+)
 
 UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before this call finished."
 
@@ -25,8 +46,7 @@ UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before thi
 @dataclass(frozen=True)
 class TurnOutcome:
     text: str
-    reason: str
-    """``completed``, ``max_turns``, ``loop``, ``cancelled`` or ``error``."""
+    reason: TurnEnd
     num_turns: int
     usage: Usage
     error: LLMError | None = None
@@ -118,3 +138,29 @@ def loop_detected(verdict: Verdict) -> LoopDetected:
     error = call.result.error.message if call.result and call.result.error else ""
     name = call.tool_name or call.request.name
     return LoopDetected(name, call.request.arguments, verdict.repeats, error, verdict.reason)
+
+
+async def stream_reply(
+    llm: LLMClient,
+    history: Sequence[ChatMessage],
+    tools: list[dict[str, Any]],
+    signal: AbortSignal,
+    step: Step,
+    emit: Callable[[Event], None],
+) -> ModelResponse:
+    """The model's reply to ``history``, its text and reasoning kept in ``step`` and streamed out as events."""
+    response: ModelResponse | None = None
+    async for item in llm.stream(history, tools, signal):
+        if isinstance(item, TextDelta):
+            step.text.append(item.text)
+            emit(AssistantTextDelta(item.text))
+        elif isinstance(item, ReasoningDelta):
+            step.reasoning.append(item.text)
+            emit(AssistantReasoningDelta(item.text))
+        elif isinstance(item, RetryNotice):
+            emit(ModelRetrying(item.attempt, item.delay, item.reason))
+        else:
+            response = item
+    if response is None:
+        raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
+    return response

@@ -22,6 +22,7 @@ server named, or below what was sent, and corrects the token estimate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from qcore.events import ContextCompressed, ContextUpdated, ErrorOccurred, Event
 from qcore.llm.tokens import (
     BYTES_PER_TOKEN,
     ContextMeter,
+    default_window,
     message_bytes,
     tokens_of,
     tools_bytes,
@@ -92,11 +94,13 @@ class ContextKeeper:
         """The user set the window: the server is not asked."""
         self.meter = ContextMeter()
         self._discovery: asyncio.Task[int | None] | None = None
+        self._taken = False
+        """The discovery's answer was taken (it is not awaited twice)."""
         self._lock = asyncio.Lock()
         """One compression at a time: ``/compress`` and a turn's own would cut the same history twice."""
 
     def discover(self) -> None:
-        """Start asking the server for the window (once; only when the user did not set it)."""
+        """Start asking the server for the window (once per model; only when the user did not set it)."""
         ask = getattr(self.llm, "discover_window", None)
         if self._discovery is None and not self.configured and ask is not None:
             self._discovery = asyncio.ensure_future(ask())
@@ -104,9 +108,10 @@ class ContextKeeper:
     async def discovered(self) -> None:
         """Take the server's answer, when it gave one (asked first if ``discover`` was not called)."""
         self.discover()
-        if self._discovery is None:
+        task = self._discovery
+        if task is None or self._taken:
             return
-        task, self.configured = self._discovery, True  # asked once per session
+        self._taken = True
         try:
             window = await task
         except Exception:  # an answer that cannot be read is no answer
@@ -114,6 +119,19 @@ class ContextKeeper:
         if window:
             self.window = window
             self.events.emit(ContextUpdated(self.meter.last, window))
+
+    def model_changed(self, model: str) -> int:
+        """Requests go to ``model`` now: unless the user set the window, it is the family's until the
+        server says otherwise (asked anew). Returns the window assumed now."""
+        if not self.configured:
+            self.stop_discovery()
+            self._discovery, self._taken = None, False
+            self.window = default_window(model)
+            with contextlib.suppress(RuntimeError):  # outside an event loop: asked at the next request
+                asyncio.get_running_loop()
+                self.discover()
+        self.meter = ContextMeter()  # another tokenizer: learned afresh
+        return self.window
 
     def stop_discovery(self) -> None:
         """The session ends: a question to the server still out is dropped."""
@@ -224,8 +242,8 @@ class ContextKeeper:
             f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
             f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "
             f"take {fixed:,} and the answer needs room: about {fits:,} characters fit. It was not added to "
-            "the conversation. Shorten it, or save the text to a file and mention it (@path) so the model "
-            "reads it in parts."
+            "the conversation. Shorten it, or save the text to a file and name the file in the message "
+            "(without @): the model reads files in parts."
         )
         self.events.emit(ErrorOccurred(message, "context_window"))
         return Fit(False, tokens, prompt_too_big=True)

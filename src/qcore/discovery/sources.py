@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from qcore.events import Event, ToolSourceUpdate
+from qcore.events import Event, SourceState, ToolSourceUpdate
 from qcore.execution.tracker import ProcessTracker
 from qcore.settings import Settings
 from qcore.tools.base import AnyTool
@@ -87,7 +87,7 @@ class ToolSources:
             found: list[AnyTool] = []
             task = asyncio.ensure_future(self._discover(found))
             self._discovery = _Discovery(task, found)
-            self._emit(ToolSourceUpdate(DISCOVERY, "connecting", tools.discovery_command))
+            self._emit(ToolSourceUpdate(DISCOVERY, SourceState.CONNECTING, tools.discovery_command))
         if self.mcp is not None:
             self.mcp.start()
 
@@ -108,9 +108,9 @@ class ToolSources:
             runner=self.runner,
         )
         for problem in result.problems:
-            self._emit(ToolSourceUpdate(DISCOVERY, "problem", problem))
+            self._emit(ToolSourceUpdate(DISCOVERY, SourceState.PROBLEM, problem))
         found.extend(result.tools)
-        state = "connected" if result.tools or not result.problems else "failed"
+        state = SourceState.CONNECTED if result.tools or not result.problems else SourceState.FAILED
         self._emit(ToolSourceUpdate(DISCOVERY, state, f"{len(result.tools)} tools in {result.duration:.1f}s"))
 
     # --- bringing tools in --------------------------------------------------------------------------
@@ -126,7 +126,7 @@ class ToolSources:
             self._ready = True
             waiting = self.pending()
             if waiting:
-                self._emit(ToolSourceUpdate("tools", "waiting", ", ".join(waiting)))
+                self._emit(ToolSourceUpdate("tools", SourceState.WAITING, ", ".join(waiting)))
             jobs: list[asyncio.Future[object]] = []
             if self._discovery is not None:
                 jobs.append(asyncio.shield(self._discovery.task))
@@ -141,7 +141,7 @@ class ToolSources:
                 detail = (
                     f"{', '.join(late)} still connecting after {wait} ms; their tools join a later request"
                 )
-                self._emit(ToolSourceUpdate("tools", "late", detail))
+                self._emit(ToolSourceUpdate("tools", SourceState.LATE, detail))
         self.refresh()
 
     def refresh(self) -> None:
@@ -153,7 +153,7 @@ class ToolSources:
             self._discovery.tools[:] = []
             discovered = [tool for tool in fresh if isinstance(tool, DiscoveredTool)]
             for note in rename_clashes(discovered, self.registry.names):
-                self._emit(ToolSourceUpdate(DISCOVERY, "problem", note))
+                self._emit(ToolSourceUpdate(DISCOVERY, SourceState.PROBLEM, note))
             self._register(fresh, DISCOVERY)
         if self.mcp is not None:
             self._register(
@@ -170,7 +170,9 @@ class ToolSources:
             try:
                 self.registry.register(tool)
             except ToolNameClash as error:
-                self._emit(ToolSourceUpdate(source, "problem", f"{tool.name!r} not registered: {error}"))
+                self._emit(
+                    ToolSourceUpdate(source, SourceState.PROBLEM, f"{tool.name!r} not registered: {error}")
+                )
 
     async def aclose(self) -> None:
         if self._discovery is not None and not self._discovery.task.done():

@@ -22,6 +22,7 @@ from qcore.extensions.expand import ShellOutcome, expand_template
 
 if TYPE_CHECKING:
     from qcore.agent.session import Session
+    from qcore.llm.parts import Part
 
 __all__ = ["PreparedPrompt", "prepare_prompt", "split_invocation"]
 
@@ -39,6 +40,8 @@ class PreparedPrompt:
     attached: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the user should be told that is not a problem (``/init`` finding the file written already)."""
+    media: list[Part] = field(default_factory=list)
+    """Images the prompt's mentions attach (when the model takes images)."""
 
 
 def split_invocation(line: str) -> tuple[str, str] | None:
@@ -87,8 +90,10 @@ async def prepare_prompt(
         if mentions:
             from qcore.conversation.mentions import expand_mentions
 
-            expanded = await asyncio.to_thread(expand_mentions, line, session.workspace)
+            images = session.takes_images
+            expanded = await asyncio.to_thread(expand_mentions, line, session.workspace, images=images)
             prepared = PreparedPrompt(expanded.text, None, expanded.problems, expanded.attached)
+            prepared.media = list(expanded.media)
         if extensions is not None and extensions.project_trusted and prepared.text is not None:
             from qcore.extensions.mcp import attach_resources
 

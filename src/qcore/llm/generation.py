@@ -19,6 +19,7 @@ A value of the wrong type is ignored with a problem to report, never a crash.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,8 +125,6 @@ def generation_config(
     if extra is not None and not isinstance(extra, Mapping):
         problems.append("model.generationConfig.extra_body must be an object; ignored")
         extra = None
-    modalities = raw.get("modalities")
-    images = modalities.get("image") if isinstance(modalities, Mapping) else None
     return GenerationConfig(
         timeout=_seconds(timeout, DEFAULT_TIMEOUT_S),
         max_retries=DEFAULT_RETRIES if retries is None else retries,
@@ -135,6 +134,26 @@ def generation_config(
         sampling=sampling,
         headers=dict(headers or {}),
         extra_body=dict(extra or {}),
-        images=images if isinstance(images, bool) else None,
+        images=images_said(raw),
         problems=tuple(problems),
     )
+
+
+_SEES_IMAGES = re.compile(
+    r"(^|[-_/.:])(vl|vision|omni)([-_/.:]|$)|qwen[\d.]*-?vl|qvq|gpt-4o|gpt-4\.1|gpt-5|(^|/)o[134]($|-)|claude|"
+    r"gemini|gemma-?3(?!-?270m|-?1b)|llava|pixtral|llama-?4|mistral-(small|medium)-3|kimi-k2\.5|glm-4\.\dv",
+    re.I,
+)
+"""Model families that take images as input, by name (a guess the user corrects with ``modalities.image``)."""
+
+
+def images_said(raw: Mapping[str, Any] | None) -> bool | None:
+    """``generationConfig.modalities.image``, when it is set to true or false."""
+    modalities = raw.get("modalities") if isinstance(raw, Mapping) else None
+    said = modalities.get("image") if isinstance(modalities, Mapping) else None
+    return said if isinstance(said, bool) else None
+
+
+def takes_images(model: str, said: bool | None) -> bool:
+    """Whether to send the user's images to ``model``: ``modalities.image`` when set, else by its name."""
+    return said if said is not None else bool(_SEES_IMAGES.search(model))

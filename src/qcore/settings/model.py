@@ -244,6 +244,18 @@ class WebSearchSettings(SettingsSection):
     """The ``type`` to use when several providers are configured."""
 
 
+class ModelProvider(SettingsSection):
+    """One entry of Qwen Code's ``modelProviders.<provider>`` list: a model ``/model`` can switch to."""
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    base_url: str | None = None
+    env_key: str | None = None
+    """The environment variable holding this endpoint's key (never the key itself)."""
+    generation_config: dict[str, Any] | None = None
+
+
 class Settings(SettingsSection):
     """All settings qcore reads, after the scopes are merged."""
 
@@ -257,3 +269,7 @@ class Settings(SettingsSection):
     general: GeneralSettings = Field(default_factory=GeneralSettings)
     web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     env: EnvMapping = {}
+    model_providers: dict[str, Any] = {}
+    """Qwen Code's ``modelProviders``: the models ``/model`` offers, by provider, each a list of
+    ``ModelProvider`` entries; read entry by entry (``qcore.agent.models``), so one malformed entry, or the
+    older wrapped shape, costs only itself."""

@@ -205,6 +205,20 @@ class OpenAIClient:
                 return found
         return None
 
+    async def list_models(self) -> list[str]:
+        """The model ids the server lists at ``/models`` (for ``/model``)."""
+        import httpx2
+
+        response = await self._sdk().get(
+            f"{self.base_url}/models", cast_to=httpx2.Response, options={"timeout": 10.0}
+        )
+        entries = response.json().get("data")
+        return (
+            [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+            if isinstance(entries, list)
+            else []
+        )
+
     def _body(self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]) -> bytes:
         """The request body as the SDK's ``chat.completions.create`` would send it, with the messages from
         their kept JSON: the SDK walks every value of a body it is given as data, each request."""

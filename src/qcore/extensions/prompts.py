@@ -80,7 +80,9 @@ async def prepare_prompt(
     signal = signal or AbortSignal()
     invoked = split_invocation(line)
     extensions = session.extensions
-    command = extensions.command(invoked[0]) if invoked and extensions is not None else None
+    command = None
+    if invoked is not None and extensions is not None:  # the first look reads files: off the event loop
+        command = await asyncio.to_thread(extensions.command, invoked[0])
     if command is None and invoked is not None and extensions is not None:
         served = await _mcp_prompt(session, *invoked)
         if served is not None:

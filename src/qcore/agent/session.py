@@ -211,7 +211,7 @@ class Session:
                 SessionStarted(
                     self.session_id,
                     self.llm.model,
-                    tuple(self.registry.names),
+                    tuple(self.registry.offered_names),
                     self.policy.mode,
                     str(self.cwd),
                 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 MAX_RESOURCE_CHARS = 256 * 1024
+SETTLE_SECONDS = 10.0
+"""How long a prompt waits for servers still connecting before looking for their prompts or resources."""
 _REFERENCE = re.compile(r"(?:(?<=\s)|^)@([A-Za-z0-9_.-]+):(\S+)")
 
 
@@ -41,14 +44,20 @@ def _connected(manager: McpManager) -> list[str]:
     return [status.name for status in manager.statuses() if status.state == "connected"]
 
 
+async def _settled(manager: McpManager, wait: float = SETTLE_SECONDS) -> list[str]:
+    """The servers connected once each has connected or failed, or ``wait`` seconds have passed (they are
+    started if they were not); quietly, as the first request's own wait is what the user is told about."""
+    await manager.wait_ready(time.monotonic() + wait)
+    return _connected(manager)
+
+
 async def mcp_prompts(session: Session) -> list[McpPrompt]:
     """The prompts every connected server lists (a server that fails to list them lists none)."""
     manager = mcp_manager(session)
     if manager is None:
         return []
-    await session.tools_ready()
     found: list[McpPrompt] = []
-    for server in _connected(manager):
+    for server in await _settled(manager):
         try:
             found += await manager.list_prompts(server)
         except Exception:  # an old server without prompts/list (or a failed one) simply has none
@@ -60,9 +69,8 @@ async def mcp_resources(session: Session) -> list[McpResource]:
     manager = mcp_manager(session)
     if manager is None:
         return []
-    await session.tools_ready()
     found: list[McpResource] = []
-    for server in _connected(manager):
+    for server in await _settled(manager):
         try:
             found += await manager.list_resources(server)
         except Exception:  # a server without resources/list has none
@@ -135,7 +143,7 @@ async def attach_resources(session: Session, text: str) -> tuple[str, list[str],
             continue
         reference = f"@{server}:{uri}"
         try:
-            await session.tools_ready()
+            await _settled(manager)
             parts: list[Any] = await manager.read_resource(server, uri)
         except Exception as error:  # McpCallError, or the server's own failure
             problems.append(f"{reference}: could not be read ({error})")

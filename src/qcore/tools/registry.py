@@ -96,3 +96,9 @@ class ToolRegistry:
     def declarations(self) -> list[dict[str, Any]]:
         """OpenAI-format ``tools`` entries, in registration order."""
         return [tool.declaration() for tool in self._tools.values() if getattr(tool, "offered", True)]
+
+    @property
+    def offered_names(self) -> list[str]:
+        """The names the model is offered now: a tool with nothing to offer (the ``skill`` tool without
+        skills) stays registered but is left out."""
+        return [name for name, tool in self._tools.items() if getattr(tool, "offered", True)]

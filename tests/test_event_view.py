@@ -26,6 +26,7 @@ from qcli.event_view import (
     SentResult,
     SourceChanged,
     Streamed,
+    SubagentView,
     Thinking,
     TurnEnded,
     call_view,
@@ -50,6 +51,9 @@ from qcore.events import (
     ModelRetrying,
     SessionStarted,
     SourceState,
+    SubagentFinished,
+    SubagentStarted,
+    SubagentUpdate,
     ToolCallUpdated,
     ToolOutputUpdated,
     ToolResultsSent,
@@ -136,7 +140,23 @@ EXPECTED: dict[type, tuple[Event, tuple[object, ...]]] = {
         TurnFinished("done", "max_turns", 4, USAGE, 80),
         (AnswerEnded(), TurnEnded(TurnEnd.MAX_TURNS, "done", 4, USAGE, 80)),
     ),
+    SubagentStarted: (
+        SubagentStarted("t1", "reviewer", "review it", ("read_file",)),
+        (SubagentView("t1", "reviewer", description="review it"),),
+    ),
+    SubagentUpdate: (
+        SubagentUpdate("t1", "reviewer", ToolCallUpdated(CALL)),
+        (SubagentView("t1", "reviewer", call_view(CALL)),),
+    ),
+    SubagentFinished: (
+        SubagentFinished("t1", "reviewer", TurnEnd.LOOP, "stopped", 3, USAGE, 5, 10),
+        (SubagentView("t1", "reviewer", ended=TurnEnd.LOOP, tool_calls=5),),
+    ),
 }
+
+
+def test_a_subagents_text_stays_inside_its_card() -> None:
+    assert views_of(SubagentUpdate("t1", "reviewer", AssistantTextDelta("thinking aloud"))) == ()
 
 
 def test_every_event_kind_is_mapped() -> None:

@@ -36,3 +36,28 @@ def test_a_denial_is_said_once_with_what_would_allow_it() -> None:
     text = err.getvalue()
     assert text.count("[denied] edit app.py: a => b") == 2
     assert text.count("needs approval") == 1 and text.count("--approval-mode auto-edit") == 1
+
+
+def test_a_subagents_calls_are_indented_lines_that_name_it() -> None:
+    from qcore.events import SubagentUpdate
+
+    err = io.StringIO()
+    printer = HeadlessPrinter("text", out=io.StringIO(), err=err, show_activity=True)
+    printer(SubagentUpdate("t1", "reader", denied("c1")))
+    text = err.getvalue()
+    assert "    [denied] reader: edit app.py: a => b" in text
+    assert "denied reader: edit: it needs approval" in text
+
+
+def test_a_refused_plan_says_plan_mode_stays_and_where_plans_are_approved() -> None:
+    err = io.StringIO()
+    printer = HeadlessPrinter("text", out=io.StringIO(), err=err, show_activity=False)
+    call = ToolCall(
+        ToolCallRequest("p1", "exit_plan_mode", "{}"),
+        state=ToolCallState.ERROR,
+        tool_name="exit_plan_mode",
+        result=ToolResult.failure("needs the user", ToolErrorType.EXECUTION_DENIED),
+        unasked=Unasked(ApprovalMode.PLAN, ()),
+    )
+    printer(ToolCallUpdated(call))
+    assert "plan mode stays on" in err.getvalue() and "--yolo" not in err.getvalue()

@@ -130,6 +130,13 @@ class Listener:
             self.accepted += 1
             connection.close()
 
+    def settle(self, count: int, seconds: float = 10.0) -> int:
+        """The count once it reaches ``count`` (the accepting thread may lag behind the client)."""
+        deadline = time.monotonic() + seconds
+        while self.accepted < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.accepted
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
@@ -171,7 +178,7 @@ async def test_read_only_reaches_no_network(runner: SubprocessShellRunner, works
     try:
         bare = await runner.run(command, workspace, time_limit=20)
         assert "CONNECTED" in bare.output  # the listener works: the sandbox is what stops it below
-        before = listener.accepted
+        before = listener.settle(1)
         result = await confined(runner, command, workspace, SandboxProfile.READ_ONLY)
         await asyncio.sleep(0.2)
         assert "CONNECTED" not in result.output and result.exit_code != 0
@@ -193,7 +200,7 @@ async def test_read_only_cannot_talk_to_unix_sockets(
     try:
         bare = await runner.run(command, workspace, time_limit=20)
         assert "CONNECTED" in bare.output
-        before = listener.accepted
+        before = listener.settle(1)
         result = await confined(runner, command, workspace, SandboxProfile.READ_ONLY)
         assert "CONNECTED" not in result.output and "Permission denied" in result.output
         assert listener.accepted == before

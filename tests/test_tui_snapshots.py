@@ -7,6 +7,7 @@ baselines with ``./dev test tests/test_tui_snapshots.py --snapshot-update`` afte
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -38,6 +39,14 @@ def greet(name):
 
 @pytest.fixture
 def project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
+    # The folder's name is on the screen, so it cannot be a fresh one: runs side by side (two checkouts,
+    # two suites) take turns with it.
+    with open(f"{FIXED}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _fixed_project(monkeypatch)
+
+
+def _fixed_project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
     shutil.rmtree(FIXED, ignore_errors=True)
     root, home = FIXED / "project", FIXED / "home"
     root.mkdir(parents=True)

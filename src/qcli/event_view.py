@@ -36,6 +36,9 @@ from qcore.events import (
     ModelRetrying,
     SessionStarted,
     SourceState,
+    SubagentFinished,
+    SubagentStarted,
+    SubagentUpdate,
     ToolCallUpdated,
     ToolOutputUpdated,
     ToolResultsSent,
@@ -70,6 +73,7 @@ __all__ = [
     "SentResult",
     "SourceChanged",
     "Streamed",
+    "SubagentView",
     "Thinking",
     "TurnEnded",
     "View",
@@ -181,6 +185,19 @@ class ResultsSent:
     """A batch of results on its way back to the model, in call order."""
 
     results: tuple[SentResult, ...]
+
+
+@dataclass(frozen=True)
+class SubagentView:
+    """A subagent's run under the ``task`` call ``task_call_id``: its start, one of its own tool calls
+    (``call``), or its end (``ended``, with the calls it made)."""
+
+    task_call_id: str
+    agent: str
+    call: CallView | None = None
+    description: str = ""
+    ended: TurnEnd | None = None
+    tool_calls: int = 0
 
 
 # --- the session's state, and what went wrong -----------------------------------------------------------
@@ -317,6 +334,7 @@ View = (
     | TurnEnded
     | Prompted
     | PastCall
+    | SubagentView
 )
 
 
@@ -399,6 +417,16 @@ def views_of(event: Event) -> tuple[View, ...]:
             return (Opened(event.session_id, event.model, event.tools, event.approval_mode, event.cwd),)
         case UserPrompt():
             return ()
+        case SubagentStarted():
+            return (SubagentView(event.call_id, event.agent, description=event.description),)
+        case SubagentUpdate(event=ToolCallUpdated(call=call)):
+            return (SubagentView(event.call_id, event.agent, call_view(call)),)
+        case SubagentUpdate():
+            return ()  # its text and usage stay inside its card; its answer is the task's result
+        case SubagentFinished():
+            return (
+                SubagentView(event.call_id, event.agent, ended=event.reason, tool_calls=event.tool_calls),
+            )
 
 
 def history_views(messages: Sequence[ChatMessage]) -> list[View]:

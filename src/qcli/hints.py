@@ -69,6 +69,8 @@ def with_hint(message: str, kind: str, front: FrontEnd) -> str:
 
 def unasked_hint(unasked: Unasked) -> str:
     """For ``-p``: the flags that would let a refused call run."""
+    if unasked.mode is ApprovalMode.PLAN:  # a plan to approve: no flag approves it for the user
+        return "a plan needs the user's approval; plan mode stays on. Approve plans in the TUI or an editor"
     modes = "--approval-mode auto-edit or --yolo" if unasked.mode is ApprovalMode.AUTO_EDIT else "--yolo"
     rules = " ".join(f"--allowed-tools '{rule}'" for rule in unasked.rules)
     return f"it needs approval and there is no one to ask here; allow it with {modes}" + (

@@ -287,6 +287,7 @@ def build_session(
             file_access=file_access,
             shell_runner=shell_runner,
             extensions=launch.extensions,
+            trusted=launch.trust is None or launch.trust.trusted,
         )
     )
     launch.problems.extend(problems)

@@ -6,6 +6,7 @@ the terminal states success, error, cancelled. Nothing leaves a terminal state.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -15,6 +16,10 @@ from qcore.permissions.modes import ApprovalMode
 from qcore.tools.base import Kind
 from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
 from qcore.tools.results import ToolResult
+
+running_call: ContextVar[str] = ContextVar("running_call", default="")
+"""The id of the call whose tool runs in this task (the scheduler sets it for ``execute``), so work a tool
+starts of its own (a subagent's session) can say which call it belongs to."""
 
 
 class ToolCallState(StrEnum):

@@ -199,6 +199,43 @@ class TurnFinished:
     duration_ms: int
 
 
+@dataclass(frozen=True)
+class SubagentStarted:
+    """A ``task`` call started a subagent: its own conversation, whose events follow as ``SubagentUpdate``."""
+
+    call_id: str
+    """The parent's ``task`` call, which the subagent's work belongs to."""
+    agent: str
+    description: str
+    """What the parent asked for, in a few words (the call's ``description``)."""
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SubagentUpdate:
+    """One event of a subagent's own session (its tool calls, text, usage), as its parent's bus carries it.
+    Call ids inside are the subagent's own; ``call_id`` is the parent's ``task`` call."""
+
+    call_id: str
+    agent: str
+    event: Event
+
+
+@dataclass(frozen=True)
+class SubagentFinished:
+    """A subagent's run ended; ``text`` is what goes back to the parent as the ``task`` result. The point
+    where something may act on a subagent's end (a SubagentStop hook)."""
+
+    call_id: str
+    agent: str
+    reason: TurnEnd
+    text: str
+    num_turns: int
+    usage: Usage
+    tool_calls: int
+    duration_ms: int
+
+
 Event = (
     SessionStarted
     | UserPrompt
@@ -219,6 +256,9 @@ Event = (
     | ErrorOccurred
     | LoopDetected
     | TurnFinished
+    | SubagentStarted
+    | SubagentUpdate
+    | SubagentFinished
 )
 
 Subscriber = Callable[[Event], None]

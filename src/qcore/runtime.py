@@ -20,14 +20,17 @@ from typing import TYPE_CHECKING
 
 from qcore.agent.config import SessionConfig, Shared
 from qcore.agent.loop_guard import LoopGuard
+from qcore.agent.plan_exit import ExitPlanMode
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.session import Session
+from qcore.agent.subagents import Subagents, TaskTool
 from qcore.conversation.compression import ContextKeeper
 from qcore.conversation.prompt import SystemPrompt
 from qcore.conversation.state import SessionState
 from qcore.discovery.plugins import load_plugin_tools
 from qcore.discovery.sources import ToolSources
 from qcore.events import ErrorOccurred, EventBus, SourceState, ToolSourceUpdate
+from qcore.extensions.agents import load_agents
 from qcore.files.workspace import Workspace
 from qcore.llm.tokens import default_window
 from qcore.permissions import PermissionPolicy
@@ -68,6 +71,12 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         shell_runner=config.shell_runner,
     )
     registry = _tools(config, context, problems)
+    model = config.settings.model
+    child = config.shared is not None
+    max_turns = model.max_session_turns if config.max_turns is None else config.max_turns
+    kept = replace(config, shared=shared)
+    if not child:
+        _session_tools(kept, registry, state, events, max_turns, problems)
     if shared.extensions is not None and (config.tools is None or "skill" in config.tools):
         from qcore.extensions.skill_tool import SkillTool
 
@@ -82,8 +91,6 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         before_changes=shared.checkpoints.before_changes if shared.checkpoints else None,
         hooks=hooks,
     )
-    model = config.settings.model
-    child = config.shared is not None
     session = Session(
         llm=config.llm,
         scheduler=scheduler,
@@ -101,8 +108,8 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,
-        max_turns=model.max_session_turns if config.max_turns is None else config.max_turns,
-        config=replace(config, shared=shared),
+        max_turns=max_turns,
+        config=kept,
         extensions=shared.extensions,
         hooks=hooks,
         loop_guard=LoopGuard(budget=model.max_tool_calls_per_turn, detect=not model.skip_loop_detection),
@@ -230,6 +237,46 @@ def _tools(config: SessionConfig, context: ToolContext, problems: list[str]) -> 
         missing = sorted(config.tools - set(registry.names))
         problems.extend(f"tool {name!r} is not available to this session" for name in missing)
     return registry
+
+
+def _session_tools(
+    config: SessionConfig,
+    registry: ToolRegistry,
+    state: SessionState,
+    events: EventBus,
+    max_turns: int,
+    problems: list[str],
+) -> None:
+    """The tools that work on the session itself, for a parent session only: ``task`` (when there are
+    subagents) and ``exit_plan_mode``."""
+    assert config.shared is not None
+    wanted = config.tools
+    if wanted is None or "exit_plan_mode" in wanted:
+        plan_exit = ExitPlanMode(
+            config.shared.policy, events.emit, can_ask=config.shared.approver is not None
+        )
+        _register(registry, plan_exit, problems)
+    if wanted is not None and "task" not in wanted:
+        return
+    catalog = config.agents or load_agents(
+        config.workspace.root, config.home or Path.home(), trusted=config.trusted
+    )
+    problems.extend(catalog.problems)
+    if catalog.held_back:
+        names = ", ".join(path.name for path in catalog.held_back)
+        problems.append(
+            f"subagents in {catalog.held_back[0].parent} not used (the folder is not trusted): {names}"
+        )
+    if len(catalog):
+        subagents = Subagents(catalog, config, create_session, events.emit, state, max_turns, registry)
+        _register(registry, TaskTool(subagents), problems)
+
+
+def _register(registry: ToolRegistry, tool: AnyTool, problems: list[str]) -> None:
+    try:
+        registry.register(tool)
+    except ToolNameClash as error:
+        problems.append(f"tool {tool.name!r} not registered: {error}; the existing tool is kept")
 
 
 def _limits(settings: Settings, workspace: Workspace) -> OutputLimits:

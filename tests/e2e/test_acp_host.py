@@ -314,7 +314,12 @@ async def test_what_a_terminal_command_leaves_running_ends_with_the_session(work
         [
             Reply.call(
                 "run_shell_command",
-                command=f"setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}",
+                # The pid is written from inside the new session, and the command ends only then: ending
+                # the terminal's process group before setsid() had run would kill it as part of the group.
+                command=(
+                    f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 300' </dev/null >/dev/null 2>&1 & "
+                    f"while [ ! -s {pid_file} ]; do sleep 0.05; done"
+                ),
             ),
             Reply(text="Left it running."),
         ]

@@ -18,7 +18,10 @@ import pytest
 from tests.e2e.conftest import Runner, Workdir
 from tests.support.llama import llama_server, missing
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+pytestmark = [
+    pytest.mark.skipif(missing() is not None, reason=str(missing())),
+    pytest.mark.timeout(600),  # a real model on 2 busy cores: tens of tokens a second at best
+]
 
 CONTEXT = 8192
 
@@ -43,7 +46,7 @@ def events(stdout: str) -> list[dict[str, Any]]:
 
 
 def test_an_answer_streams_with_the_servers_usage(workdir: Workdir, qcli: Runner, llama: str) -> None:
-    result = run(workdir, qcli, llama, "-p", "Say hello.", "-o", "stream-json", sampling={"max_tokens": 400})
+    result = run(workdir, qcli, llama, "-p", "Say hello.", "-o", "stream-json", sampling={"max_tokens": 48})
     final = events(result.stdout)[-1]
     assert final["type"] == "result", result.stderr
     if final["is_error"]:  # a 270M model may ramble to the cap: then it must say so
@@ -68,7 +71,7 @@ def test_a_prompt_too_big_for_the_real_window_is_refused_before_sending(
     result = run(workdir, qcli, llama, "-p", "Review this", stdin=piped)
     assert result.returncode == 1
     assert f"window is {CONTEXT:,} tokens" in result.stderr and "characters fit" in result.stderr
-    again = run(workdir, qcli, llama, "-c", "-p", "Say yes.", sampling={"max_tokens": 200})
+    again = run(workdir, qcli, llama, "-c", "-p", "Say yes.", sampling={"max_tokens": 24})
     assert "too long" not in again.stderr and "too big" not in again.stderr
 
 
@@ -78,7 +81,7 @@ def test_the_servers_own_refusal_teaches_the_window(workdir: Workdir, qcli: Runn
     assert result.returncode == 1
     assert f"window of {CONTEXT:,} tokens" in result.stderr  # learned from the refusal
     again = run(
-        workdir, qcli, llama, "-c", "-p", "Say yes.", contextWindowSize=100_000, sampling={"max_tokens": 200}
+        workdir, qcli, llama, "-c", "-p", "Say yes.", contextWindowSize=100_000, sampling={"max_tokens": 24}
     )
     assert (
         "too big" not in again.stderr and "too long" not in again.stderr

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
 from acp import Client, RequestError
@@ -44,6 +45,7 @@ from qcli.event_view import (
     Prompted,
     SourceChanged,
     Streamed,
+    SubagentView,
     View,
     history_views,
     views_of,
@@ -98,6 +100,9 @@ class AcpSession:
         self._pump: asyncio.Task[None] | None = None
         self._started: set[str] = set()
         """Calls the client has a card for."""
+        self._subagent_ids: dict[tuple[str, str], str] = {}
+        """A subagent's call (its task call, its own id) to the id of its card: ids the model gives a
+        subagent are its own, and may come again in a later step."""
         self._turn: AbortSignal | None = None
         self._error: Failure | None = None
         """The turn's last failure, for the error response."""
@@ -175,6 +180,9 @@ class AcpSession:
                 self.send(update_agent_message_text(text))
             case CallView():
                 self._show_call(view)
+            case SubagentView(task_call_id=task, agent=agent, call=CallView() as call):
+                card = self._subagent_card(task, call.call_id, new=call.state is ToolCallState.VALIDATING)
+                self._show_call(replace(call, call_id=card, title=f"{agent} › {call.title}"), plan=False)
             case LiveOutput(call_id=call_id, output=str(output)):
                 content: list[updates.Content] = [updates.text(updates.fenced(output))]
                 self.send(
@@ -192,6 +200,13 @@ class AcpSession:
             case SourceChanged(state=SourceState.FAILED | SourceState.PROBLEM):
                 _log.warning("%s: %s", view.source, view.detail)
 
+    def _subagent_card(self, task: str, call_id: str, *, new: bool = False) -> str:
+        """The card id of a subagent's call: ``<task>/<n>``, a new one for a call that has just started."""
+        key = (task, call_id)
+        if new or key not in self._subagent_ids:
+            self._subagent_ids[key] = f"{task}/{len(self._subagent_ids) + 1}"
+        return self._subagent_ids[key]
+
     def _on_terminal(self, terminal_id: str) -> None:
         call_id = self._shell_call
         if call_id is None:
@@ -206,7 +221,9 @@ class AcpSession:
             )
         )
 
-    def _show_call(self, call: CallView) -> None:
+    def _show_call(self, call: CallView, *, plan: bool = True) -> None:
+        """The call's card; with ``plan``, a todo list it wrote becomes the editor's plan (a subagent's
+        own list does not replace the session's)."""
         if call.state is ToolCallState.VALIDATING:
             return  # the tool, its kind and its title are known from the next state on
         if call.name == "run_shell_command":
@@ -223,7 +240,7 @@ class AcpSession:
         if call.state.terminal:
             self._terminals.pop(call.call_id, None)
         self.send(updates.progress(call, locations, terminal))
-        if call.state is ToolCallState.SUCCESS and isinstance(call.display, TodoListDisplay):
+        if plan and call.state is ToolCallState.SUCCESS and isinstance(call.display, TodoListDisplay):
             self.send(updates.plan(call.display))
 
     # --- a turn -------------------------------------------------------------------------------------
@@ -289,6 +306,8 @@ class AcpSession:
         return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
 
     async def decide(self, request: ApprovalRequest) -> Decision:
+        if request.subagent:  # the question is about the card its call has here
+            request = replace(request, call_id=self._subagent_card(request.task_call_id, request.call_id))
         locations = (
             [ToolCallLocation(path=request.details.file_path)] if request.details.type == "edit" else []
         )

@@ -242,8 +242,19 @@ def available_commands(
     return builtin + own + served
 
 
+PLAN_OPTIONS = [
+    PermissionOption(option_id=ALLOW_ALWAYS, name="Yes, and auto-accept edits", kind="allow_always"),
+    PermissionOption(option_id=ALLOW_ONCE, name="Yes, and manually approve edits", kind="allow_once"),
+    PermissionOption(option_id=REJECT_ONCE, name="No, keep planning", kind="reject_once"),
+]
+"""A plan's answers (``exit_plan_mode``): go on in auto-edit, go on in the default mode, keep planning."""
+
+
 def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
-    """Allow once / allow always (when a rule can cover the call) / reject once / reject always."""
+    """Allow once / allow always (when a rule can cover the call) / reject once / reject always; for a
+    plan, ``PLAN_OPTIONS``."""
+    if request.details.type == "plan":
+        return list(PLAN_OPTIONS)
     options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
     if request.suggested_rules:
         rules = ", ".join(request.suggested_rules)
@@ -261,9 +272,10 @@ def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
 
 def question(request: ApprovalRequest, locations: list[ToolCallLocation]) -> ToolCallUpdate:
     """The call a permission request is about, with the whole change or command."""
+    by = f"{request.subagent} › " if request.subagent else ""
     return ToolCallUpdate(
         tool_call_id=request.call_id,
-        title=f"{request.display_name}: {request.details.title}",
+        title=f"{by}{request.display_name}: {request.details.title}",
         kind=request.kind.value,
         status="pending",
         content=details_content(request.details),
@@ -273,7 +285,12 @@ def question(request: ApprovalRequest, locations: list[ToolCallLocation]) -> Too
 
 
 def decision(option_id: str | None, request: ApprovalRequest) -> Decision:
-    """The client's choice as qcore's answer; "always" is the rule the TUI would add for this session."""
+    """The client's choice as qcore's answer; "always" is the rule the TUI would add for this session (for
+    a plan: go on in auto-edit)."""
+    if request.details.type == "plan":
+        if option_id in (ALLOW_ONCE, ALLOW_ALWAYS):
+            return Decision.always() if option_id == ALLOW_ALWAYS else Decision.once()
+        return Decision.reject("The user wants to keep planning; refine the plan or ask what to change.")
     if option_id == ALLOW_ONCE:
         return Decision.once()
     if option_id == ALLOW_ALWAYS and request.suggested_rules:

@@ -36,6 +36,15 @@ async def stats(host: CommandHost, args: str) -> None:
         ),
         ("lines", f"+{stats.lines_added} -{stats.lines_removed} in {len(stats.files_changed)} files"),
     ]
+    for name, agent in stats.by_agent.items():
+        stopped = f", {agent.stopped} stopped early" if agent.stopped else ""
+        rows.append(
+            (
+                f"subagent {name}",
+                f"{agent.runs} run{'s' if agent.runs != 1 else ''}{stopped}, {agent.requests} requests, "
+                f"{agent.tool_calls} tool calls, {agent.usage.total_tokens:,} tokens",
+            )
+        )
     host.show("### Session\n\n" + "\n".join(f"- **{name}**: {value}" for name, value in rows))
 
 

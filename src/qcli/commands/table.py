@@ -10,6 +10,7 @@ themselves live by topic in ``commands_*`` modules, and what they share in ``com
 
 from __future__ import annotations
 
+from qcli.commands import agents as commands_agents
 from qcli.commands import context as commands_context
 from qcli.commands import extensions as commands_extensions
 from qcli.commands import model as commands_model
@@ -58,6 +59,12 @@ async def _quit(host: CommandHost, args: str) -> None:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "commands and keys", _help, aliases=("?",)),
     SlashCommand("tools", "the tools the model can call", commands_tools.tools),
+    SlashCommand(
+        "agents",
+        "the subagents the model can start, and where each is defined",
+        commands_agents.agents,
+        "[create]",
+    ),
     SlashCommand("model", "the model in use; switch to another", commands_model.model, "[NAME]"),
     SlashCommand("mcp", "MCP servers: state, failures, stderr", commands_tools.mcp, "[reconnect [NAME]]"),
     SlashCommand(

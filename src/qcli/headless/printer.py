@@ -28,6 +28,7 @@ from qcli.event_view import (
     Retrying,
     SourceChanged,
     Streamed,
+    SubagentView,
     TurnEnded,
     View,
     views_of,
@@ -98,6 +99,8 @@ class HeadlessPrinter:
                 self._end_line()
             case CallView():
                 self._show_call(view)
+            case SubagentView(call=CallView() as call):
+                self._show_call(call, f"{view.agent}: ")
             case Retrying(attempt=attempt, delay=delay, reason=reason):
                 self.warn(f"model request failed ({reason}); retry {attempt} in {delay:.1f}s")
             case Failure(message=message, kind=kind):
@@ -126,16 +129,19 @@ class HeadlessPrinter:
         self.err.write(visible(line) + "\n")
         self.err.flush()
 
-    def _show_call(self, call: CallView) -> None:
+    def _show_call(self, call: CallView, agent: str = "") -> None:
+        """One line for a finished call (a subagent's named, indented), and a refusal explained once."""
         if self.show_activity and call.state.terminal:
             mark = "denied" if call.denied else ACTIVITY_MARKS[call.state]
             # A refusal's reason is the warning below, said once with what to do about it.
             failed = call.error is not None and call.state is ToolCallState.ERROR and not call.denied
             detail = f": {call.error.splitlines()[0]}" if failed and call.error else ""
-            self._activity(f"  [{mark}] {call.name} {call.description}{detail}")
+            self._activity(f"  {'  ' if agent else ''}[{mark}] {agent}{call.name} {call.description}{detail}")
         if call.denied and call.error is not None and call.name not in self._warned:
             self._warned.add(call.name)
-            self.warn(f"denied {call.name}: {unasked_hint(call.unasked) if call.unasked else call.error}")
+            self.warn(
+                f"denied {agent}{call.name}: {unasked_hint(call.unasked) if call.unasked else call.error}"
+            )
 
     def _show_source(self, source: SourceChanged) -> None:
         if source.state in (SourceState.FAILED, SourceState.PROBLEM):

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from qcli.tui.app import QcliApp
+    from qcli.tui.widgets.agent_form import AgentDraft
     from qcore.agent.session import Session
     from qcore.agent.stats import SessionStats
     from qcore.llm.types import ChatMessage
@@ -47,6 +48,14 @@ class TuiCommandHost:
 
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.app.push_screen(ConfirmScreen(question), lambda value: answer.set_result(bool(value)))
+        return await answer
+
+    async def agent_form(self, tools: Sequence[str], project_trusted: bool) -> AgentDraft | None:
+        """``/agents create``: the new subagent's fields, or None when the user cancelled."""
+        from qcli.tui.widgets.agent_form import AgentForm
+
+        answer: asyncio.Future[AgentDraft | None] = asyncio.get_running_loop().create_future()
+        self.app.push_screen(AgentForm(tools, project_trusted=project_trusted), answer.set_result)
         return await answer
 
     async def clear_conversation(self) -> None:

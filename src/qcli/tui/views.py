@@ -27,6 +27,7 @@ from qcli.event_view import (
     Retrying,
     SourceChanged,
     Streamed,
+    SubagentView,
     Thinking,
     TurnEnded,
     View,
@@ -98,7 +99,11 @@ def show_view(app: QcliApp, view: View) -> None:
             app.status_line.set(busy="")
         case Prompted() | PastCall():
             _show_past(app, view)
-        case Opened() | Reply() | ResultsSent():
+        case SubagentView(task_call_id=task, call=CallView() as inner):
+            card = app.cards.get(task)
+            if card is not None:
+                card.set_subagent_call(inner)
+        case Opened() | Reply() | ResultsSent() | SubagentView():
             pass  # records for -p's JSON; the TUI shows the session and the answer as they happen
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from qcore.events import EventBus
     from qcore.execution.shell_runner import ShellRunner
     from qcore.extensions import Extensions, ExtensionSetup
+    from qcore.extensions.agents import AgentCatalog
     from qcore.files.access import FileAccess
     from qcore.files.workspace import Workspace
     from qcore.llm.types import ChatMessage, LLMClient
@@ -93,6 +94,11 @@ class SessionConfig:
     extensions: ExtensionSetup | None = None
     """Where the user's own commands, skills and hooks come from, and whether the project's may load;
     None: none are loaded (an embedding's or a test's session)."""
+    agents: AgentCatalog | None = None
+    """The subagents the ``task`` tool offers; None: those of the project (when ``trusted``), the user
+    and the built-in one (``qcore.extensions.agents``)."""
+    trusted: bool = True
+    """Whether the project's folder is trusted: an untrusted project's own subagents are held back."""
     shared: Shared | None = None
     """Set in the config a session keeps (``session.config``) and passed on to its children; while it is
     set, ``mode``, ``rules``, ``rule_store`` and ``approver`` are not read again."""

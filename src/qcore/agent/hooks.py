@@ -10,43 +10,34 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from qcore.events import ErrorOccurred, Event
+from qcore.extensions.hooks import HookFeedback, ToolGate
 from qcore.permissions.policy import PolicyDecision, Verdict, protected
 from qcore.tools.confirmation import ConfirmationDetails, InfoConfirmation
+from qcore.tools.results import ToolErrorType
 
 if TYPE_CHECKING:
     from qcore.abort import AbortSignal
     from qcore.agent.turn import Turn
     from qcore.calls import ToolCall
+    from qcore.tools.base import AnyTool
 
-__all__ = ["STOP_BLOCK_CAP", "HookFeedback", "LoopHooks", "SessionHooks", "ToolGate", "gated"]
+__all__ = [
+    "STOP_BLOCK_CAP",
+    "HookFeedback",
+    "LoopHooks",
+    "SessionHooks",
+    "ToolGate",
+    "before_tool",
+    "gated",
+    "with_context",
+]
 
 STOP_BLOCK_CAP = 8
 """Stop hooks that keep refusing let the turn end after this many tries (Qwen Code's default)."""
-
-
-@dataclass(frozen=True)
-class ToolGate:
-    """What the PreToolUse hooks said about one call."""
-
-    decision: Literal["allow", "deny", "ask"] | None = None
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    """Arguments to run the call with instead (the policy then decides on them)."""
-    context: str = ""
-    """For the model, with the call's result."""
-
-
-@dataclass(frozen=True)
-class HookFeedback:
-    """What hooks on any other event said: stop this (with why), and context for the model."""
-
-    blocked: bool = False
-    reason: str = ""
-    context: str = ""
 
 
 class LoopHooks(Protocol):
@@ -88,6 +79,37 @@ def gated(
 MODE_QUESTION = PolicyDecision(Verdict.ASK)
 
 
+async def before_tool(
+    hooks: LoopHooks, call: ToolCall, tool: AnyTool, signal: AbortSignal
+) -> tuple[ToolCall, ToolGate, tuple[str, ToolErrorType] | None]:
+    """The PreToolUse hooks' word on ``call``: the call (with the input they changed, rebuilt), what they
+    said, and why it is refused (a deny, or changed input that does not build), if it is."""
+    from qcore.tools.base import ToolParamsError
+
+    gate = await hooks.before_tool(call, signal)
+    if gate.decision == "deny":
+        reason = f"Blocked by a PreToolUse hook: {gate.reason or 'no reason given'}"
+        return call, gate, (reason, ToolErrorType.EXECUTION_DENIED)
+    if gate.updated_input is None:
+        return call, gate, None
+    try:
+        params = tool.build(gate.updated_input)
+        description = tool.get_description(params)
+    except ToolParamsError as error:
+        message = f"A PreToolUse hook changed the input of {tool.name} into one that is not valid: {error}"
+        return call, gate, (message, error.error_type)
+    return call.evolve(args=gate.updated_input, params=params, description=description), gate, None
+
+
+def with_context(call: ToolCall, gate: ToolGate, feedback: HookFeedback) -> ToolCall:
+    """``call`` with what its hooks add for the model after its result."""
+    extra = [gate.context, feedback.reason if feedback.blocked else "", feedback.context]
+    added = "\n".join(text for text in extra if text)
+    if not added or call.result is None or not isinstance(call.result.llm_content, str):
+        return call
+    return call.evolve(result=replace(call.result, llm_content=f"{call.result.llm_content}\n\n{added}"))
+
+
 class SessionHooks:
     """The session's own hook points, kept out of its loop: SessionStart (its context goes with the first
     prompt), UserPromptSubmit (context, or a refusal), Stop (go on, with a reason) and SessionEnd."""
@@ -120,8 +142,10 @@ class SessionHooks:
         return "\n\n".join([prompt, *tagged])
 
     async def go_on(self, turn: Turn, signal: AbortSignal) -> str | None:
-        """The next prompt when a Stop hook keeps the turn going (at most ``STOP_BLOCK_CAP`` times in a
-        row); None when the turn may end."""
+        """The next prompt when a turn that completed is kept going by a Stop hook (at most
+        ``STOP_BLOCK_CAP`` times in a row); None when the turn may end."""
+        if turn.reason != "completed":
+            return None
         said = await self.hooks.stopping(turn.text, turn.stop_blocks > 0, signal)
         if not said.blocked or turn.stop_blocks >= STOP_BLOCK_CAP or signal.aborted:
             return None

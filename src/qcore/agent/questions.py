@@ -32,7 +32,7 @@ def approval_request(
     subject: Subject | None,
 ) -> ApprovalRequest:
     """The question as the approver sees it, with the rules an "always" answer would add."""
-    guarded = protected(details)
+    guarded = protected(details) or details.type == "plan"
     always = ToolConfirmationOutcome.PROCEED_ALWAYS
     server = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
     return ApprovalRequest(

@@ -21,21 +21,21 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
-from qcore.agent.hooks import LoopHooks, ToolGate, gated
+from qcore.agent.hooks import LoopHooks, ToolGate, before_tool, gated, with_context
+from qcore.agent.plan_exit import approved_plan
 from qcore.agent.questions import CUT_OFF, approval_request
 from qcore.agent.results import for_the_model
-from qcore.calls import ToolCall, ToolCallState, Unasked
+from qcore.calls import ToolCall, ToolCallState, Unasked, running_call
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
 from qcore.permissions.policy import PermissionPolicy, Verdict
 from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
 from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError, takes_approval
-from qcore.tools.confirmation import ConfirmationDetails, ToolConfirmationOutcome
+from qcore.tools.confirmation import ConfirmationDetails, PlanConfirmation, ToolConfirmationOutcome
 from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
@@ -155,7 +155,7 @@ class ToolScheduler:
                 ToolErrorType.UNHANDLED_EXCEPTION,
             )
         self._tools[call.call_id] = tool
-        return call.evolve(params=params, description=description)
+        return call.evolve(params=params, description=description, kind=tool.call_kind(params))
 
     async def _question(
         self, call: ToolCall, tool: AnyTool, signal: AbortSignal
@@ -189,9 +189,10 @@ class ToolScheduler:
         tool = self._tools[call.call_id]
         gate = ToolGate()
         if self.hooks is not None:
-            call, gate = await self._pre_tool(call, tool, signal)
-            if call.state.terminal:
-                return call
+            call, gate, refused = await before_tool(self.hooks, call, tool, signal)
+            self._gates[call.call_id] = gate
+            if refused is not None:
+                return self._fail(call, *refused)
         details = await self._question(call, tool, signal)
         if isinstance(details, ToolCall):
             return details
@@ -221,40 +222,12 @@ class ToolScheduler:
             )
         return await self._ask_user(call, tool, details, subject, signal)
 
-    async def _pre_tool(
-        self, call: ToolCall, tool: AnyTool, signal: AbortSignal
-    ) -> tuple[ToolCall, ToolGate]:
-        """The PreToolUse hooks' word on ``call``: refused, or (with input they changed) on to the policy."""
-        assert self.hooks is not None
-        gate = await self.hooks.before_tool(call, signal)
-        self._gates[call.call_id] = gate
-        if gate.decision == "deny":
-            reason = f"Blocked by a PreToolUse hook: {gate.reason or 'no reason given'}"
-            return self._fail(call, reason, ToolErrorType.EXECUTION_DENIED), gate
-        if gate.updated_input is None:
-            return call, gate
-        try:
-            params = tool.build(gate.updated_input)
-            description = tool.get_description(params)
-        except ToolParamsError as error:
-            message = (
-                f"A PreToolUse hook changed the input of {tool.name} into one that is not valid: {error}"
-            )
-            return self._fail(call, message, error.error_type), gate
-        return call.evolve(args=gate.updated_input, params=params, description=description), gate
-
     async def _post_tool(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
         """The PostToolUse hooks see the result; what hooks add for the model goes after it."""
         gate = self._gates.pop(call.call_id, ToolGate())
         if self.hooks is None or call.result is None:
             return call
-        feedback = await self.hooks.after_tool(call, signal)
-        extra = [gate.context, feedback.reason if feedback.blocked else "", feedback.context]
-        added = "\n".join(text for text in extra if text)
-        if not added or not isinstance(call.result.llm_content, str):
-            return call
-        result = replace(call.result, llm_content=f"{call.result.llm_content}\n\n{added}")
-        return call.evolve(result=result)
+        return with_context(call, gate, await self.hooks.after_tool(call, signal))
 
     def _subject(self, call: ToolCall, tool: AnyTool) -> Subject | ToolCall | None:
         """What the call touches, for the rules (None: only whole-tool rules apply), or the failed call."""
@@ -312,6 +285,13 @@ class ToolScheduler:
                 state=ToolCallState.CANCELLED,
                 outcome=chosen.outcome,
                 result=ToolResult(reason, "Rejected", ToolError(reason, ToolErrorType.EXECUTION_DENIED)),
+            )
+        if isinstance(call.confirmation, PlanConfirmation):  # the answer picks a mode; it adds no rule
+            return self._set(
+                call,
+                state=ToolCallState.SCHEDULED,
+                outcome=chosen.outcome,
+                confirmation=approved_plan(call.confirmation, chosen.outcome),
             )
         if chosen.outcome is not ToolConfirmationOutcome.PROCEED_ONCE:
             rules = chosen.rules
@@ -372,9 +352,15 @@ class ToolScheduler:
             self._emit(ToolOutputUpdated(call.call_id, output))
 
         approved = {"approved": call.confirmation} if takes_approval(tool) else {}
-        task = asyncio.ensure_future(
-            tool.execute(call.params, signal, update_output if tool.can_update_output else None, **approved)
-        )
+        token = running_call.set(call.call_id)  # the task copies the context as it is made
+        try:
+            task = asyncio.ensure_future(
+                tool.execute(
+                    call.params, signal, update_output if tool.can_update_output else None, **approved
+                )
+            )
+        finally:
+            running_call.reset(token)
         loop = asyncio.get_running_loop()
 
         def stop_after_grace(_reason: str) -> None:

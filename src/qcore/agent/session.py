@@ -31,6 +31,7 @@ from qcore.agent.hooks import LoopHooks, SessionHooks
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
+from qcore.agent.subagents import TaskTool
 from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected, stream_reply
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
@@ -120,8 +121,7 @@ class Session:
         session is built from ``config.child(...)``. None for a session assembled by hand."""
         self.extensions = extensions
         """The user's and the project's commands, skills and hooks; None when the session loads none."""
-        self.hooks = SessionHooks(hooks, events.emit) if hooks is not None else None
-        """The user's hooks on the session's own events; the scheduler runs the same ones on tool calls."""
+        self.hooks = SessionHooks(hooks, events.emit) if hooks else None  # tools' hooks: the scheduler's
         self.loop_guard = loop_guard or LoopGuard()
         """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False
@@ -184,6 +184,8 @@ class Session:
         self.llm = self.context.llm = llm
         if self.config is not None:
             self.config = replace(self.config, llm=llm)
+        if isinstance(task := self.registry.get("task"), TaskTool):  # subagents inheriting it follow
+            task.subagents.use_llm(llm)
 
     def set_approval_mode(self, mode: ApprovalMode) -> None:
         if mode is not self.policy.mode:
@@ -211,7 +213,7 @@ class Session:
                 SessionStarted(
                     self.session_id,
                     self.llm.model,
-                    tuple(self.registry.offered_names),
+                    tuple(tool.name for tool in self.registry if tool.offered()),
                     self.policy.mode,
                     str(self.cwd),
                 )
@@ -287,11 +289,7 @@ class Session:
         try:
             while turn.reason is None:
                 await self._step(turn, signal)
-                if (
-                    turn.reason == "completed"
-                    and self.hooks
-                    and (more := await self.hooks.go_on(turn, signal))
-                ):
+                if self.hooks and (more := await self.hooks.go_on(turn, signal)):
                     self._commit(turn.step)  # a Stop hook keeps the turn going, its reason the next prompt
                     self.state.append(ChatMessage(role="user", content=more))
                     turn.reason = None

@@ -17,6 +17,7 @@ from qcore.events import (
     ContextUpdated,
     Event,
     ModelRequestStarted,
+    SubagentFinished,
     ToolCallUpdated,
     TurnFinished,
     UsageUpdated,
@@ -24,6 +25,18 @@ from qcore.events import (
 from qcore.llm.types import Usage
 from qcore.text.diffs import FileDiff
 from qcore.tools.confirmation import EditConfirmation, ToolConfirmationOutcome
+
+
+@dataclass
+class AgentStats:
+    """What the runs of one subagent cost (they are not in the session's own figures)."""
+
+    runs: int = 0
+    requests: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    stopped: int = 0
+    """Runs that ended without finishing (turn limit, loop, error, cancel)."""
 
 
 @dataclass
@@ -52,6 +65,8 @@ class SessionStats:
     busy_ms: int = 0
     """Time spent answering prompts (model and tools)."""
     tool_ms: int = 0
+    by_agent: dict[str, AgentStats] = field(default_factory=dict)
+    """Subagent runs, by the agent's name."""
     _asked: set[str] = field(default_factory=set)
 
     def __call__(self, event: Event) -> None:
@@ -68,6 +83,13 @@ class SessionStats:
             self._on_call(event.call)
         elif isinstance(event, TurnFinished):
             self.busy_ms += event.duration_ms
+        elif isinstance(event, SubagentFinished):
+            agent = self.by_agent.setdefault(event.agent, AgentStats())
+            agent.runs += 1
+            agent.requests += event.num_turns
+            agent.tool_calls += event.tool_calls
+            agent.usage += event.usage
+            agent.stopped += event.reason != "completed"
 
     def _on_call(self, call: ToolCall) -> None:
         state = call.state

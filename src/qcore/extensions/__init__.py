@@ -1,4 +1,5 @@
-"""What the user brings besides settings: slash commands, skills and hooks, in Qwen Code's formats.
+"""What the user brings besides settings, in Qwen Code's formats: slash commands, skills and hooks (here),
+and subagents (``.qwen/agents``, ``qcore.extensions.agents``).
 
 One ``Extensions`` per session (children share their parent's), built by ``create_session`` from an
 ``ExtensionSetup`` the front end fills in: whether the project's folder is trusted, and the ``hooks`` of

@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from qcore.abort import AbortSignal
-from qcore.agent.hooks import HookFeedback, ToolGate
 from qcore.calls import ToolCall, ToolCallState
 from qcore.events import ErrorOccurred, Event
-from qcore.extensions.hooks import Hook, HookSet, tool_aliases
+from qcore.extensions.hooks import Hook, HookFeedback, HookSet, ToolGate, tool_aliases
 from qcore.permissions.modes import ApprovalMode
 
 __all__ = ["HookRunner", "Ran"]

@@ -21,12 +21,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from qcore.extensions import HookLayer
 
-__all__ = ["EVENTS", "Hook", "HookSet", "matches", "tool_aliases"]
+__all__ = ["EVENTS", "Hook", "HookFeedback", "HookSet", "ToolGate", "matches", "tool_aliases"]
 
 EVENTS = (
     "PreToolUse",
@@ -75,6 +75,27 @@ class Hook:
     @property
     def label(self) -> str:
         return self.name or self.command
+
+
+@dataclass(frozen=True)
+class ToolGate:
+    """What the PreToolUse hooks said about one call (the loop reads it through ``qcore.agent.hooks``)."""
+
+    decision: Literal["allow", "deny", "ask"] | None = None
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    """Arguments to run the call with instead (the policy then decides on them)."""
+    context: str = ""
+    """For the model, with the call's result."""
+
+
+@dataclass(frozen=True)
+class HookFeedback:
+    """What hooks on any other event said: stop this (with why), and context for the model."""
+
+    blocked: bool = False
+    reason: str = ""
+    context: str = ""
 
 
 def _top_level_split(matcher: str) -> list[str]:

@@ -40,8 +40,8 @@ class SkillTool(BaseTool[SkillParams]):
         super().__init__(context)
         self.extensions = extensions
 
-    @property
     def offered(self) -> bool:
+        """Only when there is a skill to offer."""
         return bool(self.extensions.skills.for_model())
 
     @property

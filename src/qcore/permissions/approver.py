@@ -34,6 +34,10 @@ class ApprovalRequest:
     mystery)."""
     arguments: Mapping[str, Any] = field(default_factory=dict)
     """The call's arguments as the model sent them (after parsing), to show in full."""
+    subagent: str = ""
+    """The subagent whose call this is (its name); empty: the main agent's own."""
+    task_call_id: str = ""
+    """With ``subagent``: the parent's ``task`` call that started it (its events carry the same id)."""
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ class ShellExplanation:
 
 PLAN_MODE_REFUSAL = (
     "Plan mode is active: only read-only tools run, and {tool} would change files or run commands. "
-    "Do not try to make changes; finish exploring and present your plan to the user."
+    "Do not try to make changes; finish exploring and present your plan to the user (with exit_plan_mode, "
+    "where you have it, which asks the user to approve it)."
 )
 
 UNCONFINED_NOTE = "there is no sandbox here, so only one plain command or pipeline runs without a question"
@@ -240,6 +241,8 @@ class PermissionPolicy:
             if refused is not None:
                 return refused
 
+        if details is not None and details.type == "plan":
+            return PolicyDecision(Verdict.ASK, "a plan is approved by the user, never by a rule or a mode")
         read_only_shell = subject is not None and subject.reads_only()
         changes_world = (details is not None or tool.kind in MUTATOR_KINDS) and not read_only_shell
         if self.mode is ApprovalMode.PLAN and changes_world:
@@ -378,6 +381,12 @@ class PermissionPolicy:
     ) -> str:
         """Why a call that needs a question is refused when nobody can answer, and what would allow it
         (the front end says how to get there in its own terms, from ``unattended_remedy``)."""
+        if details is not None and details.type == "plan":
+            return (
+                f'"{tool.name}" needs the user to approve the plan, and this session cannot ask '
+                f"(non-interactive); the approval mode stays {self.mode.value}. Give the plan as your answer "
+                "instead, and do not call it again."
+            )
         mode, rules = self.unattended_remedy(tool, details, subject)
         modes = "auto-edit or yolo" if mode is ApprovalMode.AUTO_EDIT else "yolo"
         listed = ", ".join(f'"{rule}"' for rule in rules)
@@ -395,6 +404,8 @@ class PermissionPolicy:
         self, tool: AnyTool, details: ConfirmationDetails | None, subject: Subject | None = None
     ) -> tuple[ApprovalMode, tuple[str, ...]]:
         """The least permissive mode that runs the call unasked, and the allow rules that would cover it."""
+        if details is not None and details.type == "plan":
+            return self.mode, ()  # only the user approves a plan
         if protected(details):
             return ApprovalMode.YOLO, ()
         rules = self.suggest_rules(tool, ToolConfirmationOutcome.PROCEED_ALWAYS, subject)

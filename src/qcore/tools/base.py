@@ -319,6 +319,16 @@ class BaseTool(Generic[P]):
     ) -> ToolResult:
         raise NotImplementedError(f"{type(self).__name__}.execute")
 
+    def call_kind(self, params: P) -> Kind:
+        """The kind of one call (``kind`` unless the params decide it: a ``task`` for a subagent that
+        only reads is a read, and runs beside other reads)."""
+        return self.kind
+
+    def offered(self) -> bool:
+        """Whether the model is offered the tool now (``exit_plan_mode`` only in plan mode). A tool not
+        offered still answers a call to it."""
+        return True
+
     def warm(self) -> None:
         """Called once the session runs inside an event loop: start what the tool owns in the background
         if it wants to (the code interpreter's kernel, when a setting asks). Nothing by default."""

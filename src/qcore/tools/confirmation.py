@@ -97,8 +97,14 @@ class InfoConfirmation:
 
 @dataclass(frozen=True)
 class PlanConfirmation:
+    """A plan to approve before plan mode ends (``exit_plan_mode``). The answers: approve and go on in the
+    default mode (``proceed_once``), approve and go on in auto-edit (``proceed_always``), or keep planning
+    (``cancel``, with the user's feedback for the model)."""
+
     title: str
     plan: str
+    approved_mode: str = ""
+    """Set by the scheduler once the user approved: the approval mode to go on in."""
     type: Literal["plan"] = "plan"
 
 

@@ -94,11 +94,5 @@ class ToolRegistry:
         return name in self._tools
 
     def declarations(self) -> list[dict[str, Any]]:
-        """OpenAI-format ``tools`` entries, in registration order."""
-        return [tool.declaration() for tool in self._tools.values() if getattr(tool, "offered", True)]
-
-    @property
-    def offered_names(self) -> list[str]:
-        """The names the model is offered now: a tool with nothing to offer (the ``skill`` tool without
-        skills) stays registered but is left out."""
-        return [name for name, tool in self._tools.items() if getattr(tool, "offered", True)]
+        """OpenAI-format ``tools`` entries of the tools offered now, in registration order."""
+        return [tool.declaration() for tool in self._tools.values() if tool.offered()]

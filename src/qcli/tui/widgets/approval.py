@@ -9,7 +9,8 @@ made ``visible``.
 Keys: ``y`` once; ``a`` always, then a second step that shows the exact rule and, for each scope, where
 it is saved, and takes its key (``s`` this session, ``p`` the project's settings file, ``u`` the user's;
 ``r`` edits the rule first); ``v`` always for every tool of an MCP server; ``e`` edit the proposal in
-``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. The question, and the scope step
+``$EDITOR``; ``n`` or Esc reject, then an optional word for the model. A plan (``exit_plan_mode``) takes
+``y`` (go on in the default mode), ``a`` (go on in auto-edit) or ``n`` (keep planning, with feedback). The question, and the scope step
 again, take keys only after ``KEY_GUARD_SECONDS`` on screen (``key_guard``), so typing meant for the
 prompt never answers them.
 """
@@ -240,6 +241,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         else:
             text.append(visible(details.title), "bold")
         text.append(f"   {visible(request.display_name)} · mode {request.mode.value}", "dim")
+        if request.subagent:
+            text.append(f" · asked by the {visible(request.subagent)} subagent", "bold")
         if details.type == "edit" and details.protection:
             text.append(
                 f"\n⚠ {visible(details.protection)}: asked about in every mode but yolo", "bold yellow"
@@ -260,6 +263,10 @@ class ApprovalPanel(Vertical, can_focus=True):
             return view
         if details.type == "exec":
             body: RenderableType = shell_body(details.command, details.directory, explanation)
+        elif details.type == "plan":
+            from rich.markdown import Markdown
+
+            body = Markdown(visible(details.plan))
         elif details.type == "code":
             body = Group(
                 Text("in ", "dim") + marked(details.directory, "dim"),
@@ -284,6 +291,12 @@ class ApprovalPanel(Vertical, can_focus=True):
         if self.step is Step.CHOOSE:
             if request.no_rule and not request.suggested_rules:
                 text.append(f"No “always” here: {visible(request.no_rule)}.\n", "dim")
+            if request.details.type == "plan":
+                key("y", "yes, then ask before edits")
+                key("a", "yes, and accept edits")
+                key("n", "no, keep planning (esc)")
+                self._keys.update(text)
+                return
             key("y", "yes, once")
             if request.suggested_rules:
                 key("a", "always…")
@@ -366,6 +379,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             elif key == "a" and request.suggested_rules:
                 self.rules, self.outcome = request.suggested_rules, "proceed_always"
                 await self._enter_step(Step.SCOPE)
+            elif key == "a" and request.details.type == "plan":
+                self._answer(Decision.always())  # the plan goes on in auto-edit
             elif key == "v" and request.server_rules:
                 self.rules, self.outcome = request.server_rules, "proceed_always_server"
                 await self._enter_step(Step.SCOPE)

@@ -107,6 +107,9 @@ class ToolCard(Vertical, can_focus=True):
         self.call = call
         """The call as last shown."""
         self.output: ToolResultDisplay = ""
+        self.inner: dict[str, CallView] = {}
+        """For a ``task`` call: the calls of the subagent it started, in order (the card lists them)."""
+        self._inner_keys: dict[str, str] = {}
         self._head = Static(classes="head")
         self._body = Static(classes="body")
         self._running_since: float | None = None
@@ -147,6 +150,8 @@ class ToolCard(Vertical, can_focus=True):
 
     def body_text(self) -> Text:
         call = self.call
+        if self.inner:
+            return self._subagent_text()
         if call.error is not None and call.state is ToolCallState.ERROR:
             return Text(visible(call.error), "red")
         display = self._current_display()
@@ -163,6 +168,30 @@ class ToolCard(Vertical, can_focus=True):
             shown.append(visible(call.error), "yellow")
             return shown
         return Text(visible(str(display).rstrip("\n")))
+
+    def _subagent_text(self) -> Text:
+        """A subagent's calls, one line each, then its report (or why the task failed) once it ended."""
+        text = Text()
+        for inner in self.inner.values():
+            mark, _, style = STATES[inner.state]
+            text.append(f"{mark} ", style)
+            text.append(visible(inner.title), "bold")
+            what = visible(inner.description or inner.arguments).split("\n")[0][:160]
+            text.append(f" {what}\n")
+        if self.call.state.terminal:
+            ended = self.call.error if self.call.error is not None else str(self.call.display or "")
+            text.append(visible(ended.rstrip("\n")), "red" if self.call.error is not None else "")
+        text.rstrip()
+        return text
+
+    def set_subagent_call(self, call: CallView) -> None:
+        """A new call, or a change of one listed (models may reuse an id from one step to the next)."""
+        key = self._inner_keys.get(call.call_id)
+        if key is None or (call.state is ToolCallState.VALIDATING and self.inner[key].state.terminal):
+            key = self._inner_keys[call.call_id] = f"{call.call_id}#{len(self.inner)}"
+        self.inner[key] = call
+        if self._mounted:
+            self._refresh_body()
 
     def _refresh_body(self) -> None:
         body = self.body_text()

@@ -15,6 +15,7 @@ was shown, an error after. A reply past the size caps (``openai_stream``) is cut
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -121,6 +122,13 @@ class OpenAIClient:
             headers=generation.headers,
             idle_timeout=generation.idle_timeout,
         )
+
+    def with_model(self, model: str) -> OpenAIClient:
+        """The same server, settings and connection, asking for another model (a subagent's ``model``)."""
+        other = copy.copy(self)
+        other.model = model
+        other._wire = WireMessages()
+        return other
 
     @property
     def base_url(self) -> str:

@@ -134,7 +134,7 @@ def _hooks(config: SessionConfig, shared: Shared, state: SessionState, events: E
         transcript=lambda: str(journal.path) if journal is not None else "",
         mode=lambda: shared.policy.mode,
         model=config.llm.model,
-        agent_type="subagent" if config.shared is not None else None,
+        agent_type=(config.agent_name or "subagent") if config.shared is not None else None,
     )
 
 

@@ -99,6 +99,8 @@ class SessionConfig:
     and the built-in one (``qcore.extensions.agents``)."""
     trusted: bool = True
     """Whether the project's folder is trusted: an untrusted project's own subagents are held back."""
+    agent_name: str | None = None
+    """In a subagent's session, the subagent's name (what its SubagentStart and SubagentStop hooks match)."""
     shared: Shared | None = None
     """Set in the config a session keeps (``session.config``) and passed on to its children; while it is
     set, ``mode``, ``rules``, ``rule_store`` and ``approver`` are not read again."""

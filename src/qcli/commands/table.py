@@ -39,16 +39,16 @@ KEYS = """\
 
 
 async def _help(host: CommandHost, args: str) -> None:
+    """The built-in commands (``/init`` among them), then the user's, the project's, skills and MCP
+    prompts' when there are any, then the keys."""
     rows = [(f"`/{c.name}{' ' + c.usage if c.usage else ''}`", c.summary) for c in COMMANDS]
-    text = "### Commands\n\n" + markdown_table(("command", "does"), rows)
     extensions = host.session.extensions
-    if extensions is not None:
-        own = [
-            (f"`/{c.name}`", c.description, c.origin)
-            for c in extensions.listed_commands()
-            if find_command(c.name) is None
-        ]
-        text += "\n\n### Your commands\n\n" + markdown_table(("command", "does", "from"), own)
+    listed = extensions.listed_commands() if extensions is not None else []
+    own = [(f"`/{c.name}`", c.description, c.origin) for c in listed if find_command(c.name) is None]
+    rows[-1:-1] = [(name, does) for name, does, origin in own if origin == "built-in"]
+    text = "### Commands\n\n" + markdown_table(("command", "does"), rows)
+    if mine := [row for row in own if row[2] != "built-in"]:
+        text += "\n\n### Your commands\n\n" + markdown_table(("command", "does", "from"), mine)
     host.show(text + "\n\n### Keys\n\n" + KEYS)
 
 

@@ -157,3 +157,32 @@ async def test_the_user_runs_a_skill_as_a_command_and_its_body_is_never_expanded
     )
     assert not (root / "pwned").exists()
     assert (home / ".claude" / "skills" / "deploy").resolve() in made.workspace.extra_readable
+
+
+def test_plain_frontmatter_is_read_as_yaml_reads_it_without_loading_yaml() -> None:
+    import yaml
+
+    from qcore.extensions.frontmatter import _simple
+
+    cases = [
+        "name: pdf-forms\ndescription: Fill in PDF forms. Use when the user mentions PDF forms.",
+        "description: Generate Commit message based on staged changes",
+        "name: x\ndisable-model-invocation: true\nuser-invocable: False",
+        "description: a, b and c (with brackets) and C:\\path",
+        "description: he said \"hi\" at http://x.y/z",
+        "description: a: b", "description: note:", "description: 'quoted'", "name: 12", "description: yes",
+        "description: foo # comment", "tools: [a, b]", "name: x\nname: y", "description: -dash",
+        "description: 50% off", "description: ~", "paths:\n  - 'src/**'",
+    ]  # fmt: skip
+    for case in cases:
+        simple = _simple(case)
+        try:
+            expected = yaml.safe_load(case)
+        except yaml.YAMLError:
+            expected = None
+        assert simple is None or simple == expected, case
+    assert _simple(cases[0]) is not None and _simple(cases[2]) == {
+        "name": "x",
+        "disable-model-invocation": True,
+        "user-invocable": False,
+    }

@@ -1,10 +1,13 @@
 """YAML frontmatter at the top of a Markdown file (``---`` lines around it), as commands and skills use.
 
-PyYAML loads only when a file has frontmatter, so a folder of plain prompts costs no import.
+Most frontmatter is a few ``key: plain text`` lines; those are read here directly (``true`` and
+``false`` as booleans), and anything else (quotes, lists, nesting, comments, a colon in a value) goes
+to PyYAML, which loads only then: a folder of simple skills costs no import.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["FrontmatterError", "split_frontmatter"]
@@ -27,6 +30,8 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
             break
     else:
         raise FrontmatterError("the frontmatter opened with --- is never closed")
+    if (simple := _simple(block)) is not None:
+        return simple, body
     import yaml  # type: ignore[import-untyped]
 
     try:
@@ -38,3 +43,26 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise FrontmatterError("the frontmatter is not a mapping of names to values")
     return data, body
+
+
+_PLAIN = re.compile(r"^([A-Za-z][\w-]*):[ \t]+([^\s'\"\[\]{}|>&*!%@`#,?:-][^#]*)$")
+_SPECIAL = frozenset({"null", "~", "yes", "no", "on", "off", "y", "n"})
+_BOOLEANS = {
+    word: value for value in (True, False) for word in (str(value).lower(), str(value), str(value).upper())
+}
+
+
+def _simple(block: str) -> dict[str, Any] | None:
+    """``block`` when every line is ``key: plain text`` that YAML reads as that same text; else None."""
+    data: dict[str, Any] = {}
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        match = _PLAIN.match(line.rstrip())
+        if match is None or ": " in match.group(2) or match.group(1) in data:
+            return None
+        value = match.group(2).strip()
+        if value.lower() in _SPECIAL or value[0].isdigit() or value[0] in ".+" or value.endswith(":"):
+            return None
+        data[match.group(1)] = _BOOLEANS.get(value, value)
+    return data

@@ -51,6 +51,7 @@ from qcore._version import __version__
 from qcore.agent.session import Session
 from qcore.conversation.state import SessionFileError
 from qcore.conversation.store import SessionNotFound
+from qcore.extensions import CustomCommand
 from qcore.permissions import ApprovalMode, Approver
 from qcore.settings import McpServerConfig, Settings
 
@@ -209,11 +210,16 @@ class QcliAgent:
             ) from error
         self.sessions[opened.id] = opened
         opened.start()
+        extensions = opened.session.extensions
+        custom = await asyncio.to_thread(extensions.listed_commands) if extensions is not None else []
         opened.send(
             AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=updates.available_commands()
+                session_update="available_commands_update",
+                available_commands=updates.available_commands(custom),
             )
         )
+        if extensions is not None and opened.session.tool_sources is not None:
+            opened.later(_offer_prompts(opened, custom))
         if report := _problems(launch):
             opened.send(update_agent_message_text(report))
         return opened
@@ -249,6 +255,18 @@ class QcliAgent:
             except Exception:
                 _log.exception("closing session %s failed", opened.id)
         self.sessions.clear()
+
+
+async def _offer_prompts(opened: AcpSession, custom: Sequence[CustomCommand]) -> None:
+    """Once the MCP servers are up, the editor is offered their prompts too."""
+    from qcore.extensions.mcp import mcp_prompts
+
+    prompts = await mcp_prompts(opened.session)
+    if prompts:
+        commands = updates.available_commands(custom, prompts)
+        opened.send(
+            AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+        )
 
 
 def _problems(launch: Launch) -> str:

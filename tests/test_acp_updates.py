@@ -48,6 +48,11 @@ def test_a_question_carries_the_whole_command_or_the_diff() -> None:
     [diff] = updates.details_content(edit)
     assert isinstance(diff, FileEditToolCallContent)
     assert (diff.path, diff.old_text, diff.new_text) == ("/p/a.py", "old\n", "new\n")
+    other = EditConfirmation("Patch", "b.py", "/p/b.py", None, "added\n")
+    patch = EditConfirmation("Patch", "a.py", "/p/a.py", "old\n", "new\n", also=(other,))
+    shown_paths = [part.path for part in updates.details_content(patch)]  # type: ignore[union-attr]
+    assert shown_paths == ["/p/a.py", "/p/b.py"]  # one question, every file's diff
+    assert "+added" in patch.file_diff and "+new" in patch.file_diff
 
 
 def test_todos_become_a_plan_and_modes_are_listed() -> None:

@@ -12,7 +12,7 @@ from qcore.text.line_endings import mixed_endings
 from qcore.tools.arguments import ArgumentsError, parse_arguments
 from qcore.tools.builtin.edit.guards import diff_notation, truncated, unfenced
 from qcore.tools.builtin.edit.match import apply_replacement
-from qcore.tools.builtin.edit.readings import Reading, keep_unchanged, second_reading
+from qcore.tools.builtin.edit.readings import Reading, second_reading
 from qcore.tools.names import plain_path, unwrap_arguments
 
 SCHEMA = {
@@ -57,11 +57,6 @@ def test_readings_that_find_two_places_or_none_are_refused() -> None:
     assert "indented less" in str(second_reading("    x = 1\n", "        x = 1", "  y = 2"))
 
 
-def test_keep_unchanged_takes_the_file_spelling_only_for_lines_the_model_kept() -> None:
-    assert keep_unchanged(["It\u2019s", "b  "], "It's\nb", "It's\nc") == "It\u2019s\nc"
-    assert keep_unchanged(["only one"], "a\nb", "c") == "c"  # a mapping that does not fit: the model's text
-
-
 def test_mixed_endings_keep_untouched_lines_and_give_new_lines_the_neighbours_style() -> None:
     flags = [True, False]
     assert mixed_endings("a\nb\nc", "a\nB\nc", flags, None) == "a\r\nB\nc"
@@ -74,9 +69,11 @@ def test_guards_tell_code_from_notation() -> None:
     assert unfenced("```python\nx = 1\n```\n", Path("x.md"), None) is None
     assert unfenced("```\nx\n```", py, "s = '```'\n") is None
     assert diff_notation("-a\n+b", "a", py) and diff_notation("- a\n- b", "- a", Path("x.yaml")) is None
-    assert truncated("f(a, [1, 2", None, py, whole=True)
-    assert truncated("if x:\n    f(", "pass", py, whole=False) is None  # ends with the opener: on purpose
-    assert truncated("s = '(' + \"[\"\n", None, py, whole=True) is None
+    rb = Path("x.rb")  # no grammar installed for it: brackets are counted
+    assert truncated("f(a, [1, 2", None, rb, whole=True)
+    assert truncated("if x\n    f(", "pass", rb, whole=False) is None  # ends with the opener: on purpose
+    assert truncated("s = '(' + \"[\"\n", None, rb, whole=True) is None
+    assert truncated("f(a, [1, 2", None, py, whole=True) is None  # Python's grammar decides, later
 
 
 def test_arguments_from_other_agents() -> None:

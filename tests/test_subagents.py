@@ -412,3 +412,27 @@ async def test_a_definition_cannot_give_a_subagent_task_or_the_plan_exit(make: A
         AgentDefinition("all", "d", "p", disallowed_tools=("glob",))
     )
     assert "task" not in everything and "glob" not in everything and "write_file" in everything
+
+
+async def test_subagent_hooks_match_the_subagents_name(
+    make: Any, openai_server: ScriptedOpenAIServer, project: Path, tmp_path: Path
+) -> None:
+    from qcore.extensions import ExtensionSetup, HookLayer
+
+    seen = tmp_path / "hooks.txt"
+    record = (
+        f'python3 -c "import json,sys; d=json.load(sys.stdin); '
+        f"open('{seen}','a').write(d['hook_event_name'] + ' ' + d.get('agent_type', '-') + chr(10))\""
+    )
+    hooks = {
+        event: [{"matcher": "^reader$", "hooks": [{"type": "command", "command": record}]}]
+        for event in ("SubagentStart", "SubagentStop")
+    }
+    layer = HookLayer("user", tmp_path / "settings.json", hooks)
+    ByConversation(
+        MAIN=[task("reader", "What does a.txt say?"), Reply("alpha.")],
+        READER=[Reply("It says alpha.")],
+    ).serve(openai_server)
+    session, _ = make(extensions=ExtensionSetup(project_trusted=True, hook_layers=(layer,)))
+    assert (await session.send("Ask the reader.")).text == "alpha."
+    assert seen.read_text().splitlines() == ["SubagentStart reader", "SubagentStop reader"]

@@ -71,6 +71,25 @@ async def test_approving_an_edit_changes_the_file(project: Project) -> None:
     assert app.stats.approved == 1 and app.stats.files_changed
 
 
+async def test_a_patch_asks_once_showing_every_file(project: Project) -> None:
+    patch = (
+        '*** Begin Patch\n*** Update File: app.py\n@@\n-    return "Hello, " + name\n'
+        '+    return f"Hello, {name}"\n*** Add File: notes.txt\n+first note\n*** End Patch\n'
+    )
+    steps = [reply("Patching.", ("apply_patch", {"patch": patch})), lambda messages: reply("done")]
+    app = project.app(steps, "-i", "patch it")
+    async with app.run_test() as pilot:
+        await question(pilot, "edit")
+        shown = screen_text(app)
+        assert "app.py" in shown and "notes.txt" in shown
+        assert not (project.root / "notes.txt").exists()
+        await pilot.press("y")
+        await idle(pilot)
+    assert (project.root / "app.py").read_text() == NEW_APP
+    assert (project.root / "notes.txt").read_text() == "first note\n"
+    assert len(app.stats.files_changed) == 2 and app.stats.lines_added == 2
+
+
 async def test_rejecting_with_a_message_leaves_the_file_and_tells_the_model(project: Project) -> None:
     app = project.app(edit_steps(project), "-i", "use an f-string")
     async with app.run_test() as pilot:

@@ -26,6 +26,7 @@ from qcore.conversation.state import SessionFileError
 from qcore.conversation.store import SessionStore
 from qcore.events import EventBus
 from qcore.execution.sandbox import detect_sandbox, sandbox_warnings
+from qcore.extensions import ExtensionSetup, HookLayer, project_held_back
 from qcore.files.workspace import Workspace, project_root
 from qcore.llm.scripted import ScriptedLLM
 from qcore.llm.types import ChatMessage, LLMClient, LLMError, LLMErrorKind, StreamItem
@@ -136,6 +137,8 @@ class Launch:
     """More workspace folders (``--include-directories``)."""
     debug_log: Path | None = None
     """``--debug``: the file events, requests and engine logs go to."""
+    extensions: ExtensionSetup | None = None
+    """Where the user's commands, skills and hooks come from (None: the demo's scratch copy loads none)."""
 
     @property
     def asks_trust(self) -> bool:
@@ -180,6 +183,9 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
     loaded = load_settings(cwd, trust=True if getattr(args, "trust_folder", False) else None)
     rules = [*rules_from_settings(loaded), *rules_from_flags(args.allowed_tools or ())]
     problems = [f"settings: {problem}" for problem in loaded.problems]
+    held = list(loaded.held_back)
+    if loaded.trust is not None and not loaded.trust.trusted:
+        held += [HeldBack("start", text) for text in project_held_back(cwd)]
     return Launch(
         cwd,
         loaded.settings,
@@ -190,11 +196,21 @@ def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:
         max_turns=args.max_session_turns,
         resume_id=getattr(args, "resume_id", None),
         trust=loaded.trust,
-        held_back=loaded.held_back,
+        held_back=held,
         broken=[source.path for source in loaded.sources if source.broken],
         start=start,
         include=included_folders(args, start),
         debug_log=_debug_log(args, cwd),
+        extensions=ExtensionSetup(
+            project_trusted=loaded.project_trusted,
+            hook_layers=tuple(
+                HookLayer(scope, path, data["hooks"])
+                for scope, path, data in loaded.applied
+                if "hooks" in data
+            ),
+            hooks_disabled=loaded.raw.get("disableAllHooks") is True,
+            context_file=(loaded.settings.context.file_names or ["QWEN.md"])[0],
+        ),
     )
 
 
@@ -270,6 +286,7 @@ def build_session(
             state=state,
             file_access=file_access,
             shell_runner=shell_runner,
+            extensions=launch.extensions,
             trusted=launch.trust is None or launch.trust.trusted,
         )
     )

@@ -1,4 +1,4 @@
-"""``qcli mcp list | add | remove``: manage MCP servers the way Qwen Code's and Claude Code's commands do.
+"""``qcli mcp list | add | remove | login | logout``: manage MCP servers the way Qwen Code's and Claude Code's commands do.
 
 ``add`` writes ``mcpServers.<name>`` to the project's ``.qwen/settings.json`` (``--scope project``, the
 default, as in Qwen Code) or the user's ``~/.qwen/settings.json``, keeping the file's comments and layout;
@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--trust", action="store_true", help="run this server's tools without asking")
     remove = commands.add_parser("remove", help="remove a server from settings")
     remove.add_argument("name")
+    login = commands.add_parser("login", help="sign in to a remote server that asks for OAuth")
+    login.add_argument("name")
+    logout = commands.add_parser("logout", help="forget the sign-in to a server")
+    logout.add_argument("name")
     for sub in (add, remove):
         sub.add_argument("-s", "--scope", choices=("project", "user"), default="project")
     return parser
@@ -121,6 +125,14 @@ def run_mcp(argv: list[str], cwd: Path | None = None) -> int:
             return asyncio.run(_list(cwd))
         if args.command == "add":
             return _add(parser, args, cwd)
+        if args.command in ("login", "logout"):
+            from qcli import mcp_login
+
+            return (
+                asyncio.run(mcp_login.login(args.name, cwd))
+                if args.command == "login"
+                else mcp_login.logout(args.name)
+            )
         return _remove(args, cwd)
     except (OSError, ValueError, RuntimeError) as error:
         sys.stderr.write(f"qcli mcp: {error}\n")

@@ -45,6 +45,8 @@ from qcore.tools.truncation import OutputLimits
 if TYPE_CHECKING:
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.discovery.mcp import McpManager, McpServerStatus
+    from qcore.extensions import Extensions
+    from qcore.extensions.hook_runner import HookRunner
 
 __all__ = ["SessionConfig", "Shared", "ToolSetup", "add_tool", "build_tools", "create_session"]
 
@@ -59,6 +61,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         policy=_policy(config, state),
         approver=config.approver,
         checkpoints=_checkpoints(config, state, events, problems),
+        extensions=_extensions(config),
     )
     context = ToolContext(
         workspace=config.workspace,
@@ -74,6 +77,11 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
     kept = replace(config, shared=shared)
     if not child:
         _session_tools(kept, registry, state, events, max_turns, problems)
+    if shared.extensions is not None and (config.tools is None or "skill" in config.tools):
+        from qcore.extensions.skill_tool import SkillTool
+
+        add_tool(ToolSetup(registry, problems), SkillTool(shared.extensions, context), origin="skill")
+    hooks = _hooks(config, shared, state, events)
     scheduler = ToolScheduler(
         registry,
         shared.policy,
@@ -81,6 +89,7 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
         events.emit,
         _limits(config.settings, config.workspace),
         before_changes=shared.checkpoints.before_changes if shared.checkpoints else None,
+        hooks=hooks,
     )
     session = Session(
         llm=config.llm,
@@ -94,15 +103,47 @@ def create_session(config: SessionConfig) -> tuple[Session, list[str]]:
             events,
             model.context_window_size or default_window(config.llm.model),
             model.chat_compression.context_percentage_threshold,
+            before_compress=hooks.compacting if hooks is not None else None,
             configured=model.context_window_size is not None,
         ),
         tool_sources=None if child else _sources(config, registry, events, context),
         checkpoints=None if child else shared.checkpoints,
         max_turns=max_turns,
         config=kept,
+        extensions=shared.extensions,
+        hooks=hooks,
         loop_guard=LoopGuard(budget=model.max_tool_calls_per_turn, detect=not model.skip_loop_detection),
     )
     return session, problems
+
+
+def _hooks(config: SessionConfig, shared: Shared, state: SessionState, events: EventBus) -> HookRunner | None:
+    """The user's hooks for this session (a subagent's Stop is its SubagentStop); None when there are none."""
+    if shared.extensions is None or not shared.extensions.hooks.for_event_any():
+        return None
+    from qcore.execution.credentials import tool_environment
+    from qcore.extensions.hook_runner import HookRunner
+
+    journal = state.journal
+    return HookRunner(
+        shared.extensions.hooks,
+        root=config.workspace.root,
+        env=tool_environment(config.settings),
+        emit=events.emit,
+        session_id=lambda: state.session_id,
+        transcript=lambda: str(journal.path) if journal is not None else "",
+        mode=lambda: shared.policy.mode,
+        model=config.llm.model,
+        agent_type=(config.agent_name or "subagent") if config.shared is not None else None,
+    )
+
+
+def _extensions(config: SessionConfig) -> Extensions | None:
+    if config.extensions is None:
+        return None
+    from qcore.extensions import Extensions
+
+    return Extensions(config.workspace.root, config.home or Path.home(), config.extensions)
 
 
 # --- the shared parts --------------------------------------------------------------------------------

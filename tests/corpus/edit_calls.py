@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 from tests.corpus.case import Case, edit, write
+from tests.corpus.edit_calls_patches import CASES as PATCH_CASES
+from tests.corpus.edit_calls_principles import CASES as PRINCIPLE_CASES
 from tests.corpus.edit_calls_wild import WILD
 
 PY = b'def greet(name):\n    """Say hello."""\n    return "Hello, " + name\n'
@@ -307,7 +309,7 @@ CASES: list[Case] = [
         b"if a:   \n    print('it\xe2\x80\x99s')\n",
         "edit",
         edit(old_string="if a:\n    print('it's')", new_string="if b:\n    print('ok')"),
-        b"if b:\n    print('ok')\n",
+        b"if b:   \n    print('ok')\n",  # the trailing spaces are the file's: the model changed only the a
     ),
     Case(
         "ellipsis-in-real-code",
@@ -457,6 +459,8 @@ CASES: list[Case] = [
 
 
 CASES += WILD
+CASES += PRINCIPLE_CASES
+CASES += PATCH_CASES
 
 
 def _main() -> None:

@@ -50,6 +50,7 @@ from qcore._version import __version__
 from qcore.agent.session import Session
 from qcore.conversation.state import SessionFileError
 from qcore.conversation.store import SessionNotFound
+from qcore.extensions import CustomCommand
 from qcore.permissions import ApprovalMode, Approver
 from qcore.settings import McpServerConfig, Settings
 
@@ -210,11 +211,16 @@ class QcliAgent:
             ) from error
         self.sessions[opened.id] = opened
         opened.start()
+        extensions = opened.session.extensions
+        custom = await asyncio.to_thread(extensions.listed_commands) if extensions is not None else []
         opened.send(
             AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=updates.available_commands()
+                session_update="available_commands_update",
+                available_commands=updates.available_commands(custom),
             )
         )
+        if extensions is not None and opened.session.tool_sources is not None:
+            opened.later(_offer_prompts(opened, custom))
         if report := _problems(launch):  # a card of its own: clients show message text as the model's words
             opened.send(updates.notice_card(f"notices-{opened.id}", STARTUP_TITLE, report))
         return opened
@@ -265,6 +271,18 @@ def empty_prompt_reason(blocks: Sequence[Block]) -> str:
             "(its prompt capabilities say so). Add text."
         )
     return "The prompt is empty: write something to send."
+
+
+async def _offer_prompts(opened: AcpSession, custom: Sequence[CustomCommand]) -> None:
+    """Once the MCP servers are up, the editor is offered their prompts too."""
+    from qcore.extensions.mcp import mcp_prompts
+
+    prompts = await mcp_prompts(opened.session)
+    if prompts:
+        commands = updates.available_commands(custom, prompts)
+        opened.send(
+            AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+        )
 
 
 def _problems(launch: Launch) -> str:

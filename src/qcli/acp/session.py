@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,8 +56,8 @@ from qcore.abort import AbortSignal
 from qcore.agent.session import Session
 from qcore.agent.stats import SessionStats
 from qcore.calls import ToolCallState
-from qcore.conversation.mentions import expand_mentions
 from qcore.events import Event, SourceState, TurnEnd
+from qcore.extensions.prompts import prepare_prompt
 from qcore.llm.types import ChatMessage, LLMErrorKind
 from qcore.permissions import ApprovalRequest, Approver, Decision
 from qcore.tools.results import TodoListDisplay
@@ -106,6 +106,7 @@ class AcpSession:
         self._turn: AbortSignal | None = None
         self._error: Failure | None = None
         """The turn's last failure, for the error response."""
+        self._background: set[asyncio.Task[None]] = set()
         session.events.subscribe(self.stats)
         session.events.subscribe(self._on_event)
 
@@ -120,6 +121,12 @@ class AcpSession:
 
     def send(self, update: Update) -> None:
         self._queue.put_nowait(update)
+
+    def later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the session (it ends with the session at the latest)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def flush(self) -> None:
         """Wait until every update queued so far has reached the client."""
@@ -138,6 +145,8 @@ class AcpSession:
     async def aclose(self) -> None:
         if self._turn is not None:
             self._turn.abort("The session was closed.")
+        for task in list(self._background):
+            task.cancel()
         if self._pump is not None:
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -250,11 +259,14 @@ class AcpSession:
         self._turn = signal = AbortSignal()
         self._error = None
         try:
-            images = self.session.takes_images
-            expanded = await asyncio.to_thread(expand_mentions, text, self.session.workspace, images=images)
-            for problem in expanded.problems:
+            prepared = await prepare_prompt(self.session, text, signal)
+            for note in prepared.notes:
+                self.notice(note)
+            for problem in prepared.problems:
                 self.notice(problem, Severity.WARNING)
-            outcome = await self.session.send(expanded.text, signal, expanded.media)
+            if prepared.text is None or signal.aborted:
+                return PromptResponse(stop_reason="cancelled" if signal.aborted else "end_turn")
+            outcome = await self.session.send(prepared.text, signal, prepared.media)
         finally:
             self._turn = None
             await self.flush()

@@ -9,6 +9,7 @@ card; a command is shown whole; a finished call carries what its result displays
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
@@ -34,6 +35,10 @@ from qcli.commands.host import markdown_table
 from qcli.commands.table import COMMANDS
 from qcli.event_view import CallView, PastCall
 from qcore.calls import ToolCallState
+from qcore.extensions import CustomCommand
+
+if TYPE_CHECKING:
+    from qcore.discovery.mcp import McpPrompt
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision
 from qcore.permissions.rules import RuleSource
 from qcore.text.diffs import FileDiff
@@ -81,11 +86,9 @@ def details_content(details: ConfirmationDetails) -> list[Content]:
     if details.type == "edit":
         return [
             FileEditToolCallContent(
-                type="diff",
-                path=details.file_path,
-                old_text=details.original_content,
-                new_text=details.new_content,
+                type="diff", path=one.file_path, old_text=one.original_content, new_text=one.new_content
             )
+            for one in details.files
         ]
     if details.type == "exec":
         return [text(fenced(details.command, "sh"))]
@@ -212,8 +215,12 @@ def help_text() -> str:
     )
 
 
-def available_commands() -> list[AvailableCommand]:
-    return [
+def available_commands(
+    custom: Sequence[CustomCommand] = (), prompts: Sequence[McpPrompt] = ()
+) -> list[AvailableCommand]:
+    """The built-in commands an editor can offer, then the user's and the project's own (a custom
+    command never takes a built-in command's name)."""
+    builtin = [
         AvailableCommand(
             name=command.name,
             description=command.summary,
@@ -223,6 +230,31 @@ def available_commands() -> list[AvailableCommand]:
         )
         for command in ACP_COMMANDS
     ]
+    taken = {command.name for command in COMMANDS}
+    own = [
+        AvailableCommand(
+            name=command.name,
+            description=command.description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments")),
+        )
+        for command in custom
+        if command.name not in taken
+    ]
+    taken |= {command.name for command in custom}
+    served = [
+        AvailableCommand(
+            name=prompt.name,
+            description=f"MCP: {prompt.server} · {prompt.description or prompt.title or prompt.name}",
+            input=AvailableCommandInput(
+                root=UnstructuredCommandInput(
+                    hint=" ".join(f"--{a.name}=…" for a in prompt.arguments) or "help"
+                )
+            ),
+        )
+        for prompt in prompts
+        if prompt.name not in taken
+    ]
+    return builtin + own + served
 
 
 PLAN_OPTIONS = [

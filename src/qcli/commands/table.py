@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from qcli.commands import agents as commands_agents
 from qcli.commands import context as commands_context
+from qcli.commands import extensions as commands_extensions
 from qcli.commands import look as commands_look
 from qcli.commands import model as commands_model
 from qcli.commands import permissions as commands_permissions
@@ -39,8 +40,17 @@ KEYS = """\
 
 
 async def _help(host: CommandHost, args: str) -> None:
+    """The built-in commands (``/init`` among them), then the user's, the project's, skills and MCP
+    prompts' when there are any, then the keys."""
     rows = [(f"`/{c.name}{' ' + c.usage if c.usage else ''}`", c.summary) for c in COMMANDS]
-    host.show("### Commands\n\n" + markdown_table(("command", "does"), rows) + "\n\n### Keys\n\n" + KEYS)
+    extensions = host.session.extensions
+    listed = extensions.listed_commands() if extensions is not None else []
+    own = [(f"`/{c.name}`", c.description, c.origin) for c in listed if find_command(c.name) is None]
+    rows[-1:-1] = [(name, does) for name, does, origin in own if origin == "built-in"]
+    text = "### Commands\n\n" + markdown_table(("command", "does"), rows)
+    if mine := [row for row in own if row[2] != "built-in"]:
+        text += "\n\n### Your commands\n\n" + markdown_table(("command", "does", "from"), mine)
+    host.show(text + "\n\n### Keys\n\n" + KEYS)
 
 
 async def _quit(host: CommandHost, args: str) -> None:
@@ -71,6 +81,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "[plan|default|auto-edit|yolo]",
     ),
     SlashCommand("memory", "memory and context files", commands_context.memory, "[show|add FACT|reload]"),
+    SlashCommand(
+        "skills", "skills the model can load, and from where", commands_extensions.skills, "[reload]"
+    ),
+    SlashCommand(
+        "hooks", "hooks that run on the session's events, and from where", commands_extensions.hooks
+    ),
     SlashCommand(
         "kernel",
         "the code interpreter's Python kernel: state, pid, interpreter",

@@ -12,6 +12,7 @@ from qcli.main import EXIT_AUTH, EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TURN_
 from qcore.abort import AbortSignal
 from qcore.agent.session import Session, TurnOutcome
 from qcore.events import TurnEnd
+from qcore.extensions.prompts import prepare_prompt
 from qcore.llm.types import LLMErrorKind
 
 __all__ = ["HeadlessPrinter", "exit_code", "run_headless"]
@@ -53,7 +54,12 @@ async def run_headless(session: Session, prompt: str, printer: HeadlessPrinter) 
         if session.checkpoints is not None:
             session.checkpoints.warm()  # the project's first snapshot, while the first request runs
         await session.tools_ready()  # session_start then lists every tool the first request carries
-        outcome = await session.send(prompt, abort)
+        prepared = await prepare_prompt(session, prompt, abort, mentions=False)
+        for line in [*prepared.notes, *prepared.problems]:
+            printer.warn(line)
+        if prepared.text is None:
+            return EXIT_OK if not prepared.problems else EXIT_ERROR
+        outcome = await session.send(prepared.text, abort)
     finally:
         for sig, handler in before.items():
             loop.remove_signal_handler(sig)

@@ -96,6 +96,8 @@ class QcliApp(App[int]):
         self.shell_signal: AbortSignal | None = None
         self.cards: dict[str, ToolCard] = {}
         self.mcp_states: dict[str, SourceState] = {}
+        self.mcp_prompts: set[str] = set()
+        """The MCP servers' prompts, run as slash commands."""
         self.assistant: AssistantTurn | None = None
         self.retry_notice: Notice | None = None
         """The notice of the failing request being retried; later retries update it."""
@@ -196,6 +198,8 @@ class QcliApp(App[int]):
             model=session.llm.model, mode=session.approval_mode.value, folder=self._folder_label()
         )
         self.prompt_box.files = lambda: workspace_files(session.cwd)
+        if session.extensions is not None:
+            self._offer_extensions()
         for problem in launch.problems:
             self.notice(problem, Severity.WARNING)
         if not launch.demo and not launch.model.configured and self._llm_override is None:
@@ -209,6 +213,12 @@ class QcliApp(App[int]):
         self._next_prompt()
         if self._llm_override is None and not launch.demo:
             await asyncio.to_thread(warm_imports)
+
+    @work(group="extensions", exit_on_error=False)
+    async def _offer_extensions(self) -> None:
+        from qcli.tui.startup import offer_extensions
+
+        await offer_extensions(self)
 
     @work(thread=True, group="git")
     def _read_branch(self) -> None:
@@ -257,7 +267,7 @@ class QcliApp(App[int]):
     @work(group="turn", exit_on_error=False)
     async def _turn(self, text: str) -> None:
         from qcore.abort import AbortSignal
-        from qcore.conversation.mentions import expand_mentions
+        from qcore.extensions.prompts import prepare_prompt
 
         session = self.session
         self.turn_signal = signal = AbortSignal()
@@ -268,13 +278,15 @@ class QcliApp(App[int]):
             self.transcript.add("user", text)
         self.status_line.set(busy="reading mentions", since=time.monotonic(), stoppable=True)
         try:
-            images = session.takes_images
-            expanded = await asyncio.to_thread(expand_mentions, text, session.workspace, images=images)
-            for problem in expanded.problems:
+            prepared = await prepare_prompt(session, text, signal)
+            for note in prepared.notes:
+                self.notice(note)
+            for problem in prepared.problems:
                 self.notice(problem, Severity.WARNING)
-            if expanded.attached:
-                self.notice("attached " + ", ".join(expanded.attached))
-            await session.send(expanded.text, signal, expanded.media)
+            if prepared.attached:
+                self.notice("attached " + ", ".join(prepared.attached))
+            if prepared.text is not None and not signal.aborted:
+                await session.send(prepared.text, signal, prepared.media)
         finally:
             self.turn_signal = None
             self.retry_notice = None
@@ -290,11 +302,18 @@ class QcliApp(App[int]):
 
     @work(group="command", exit_on_error=False)
     async def _slash_command(self, line: str) -> None:
-        from qcli.commands.table import run_command
+        from qcli.commands.table import find_command, run_command
         from qcli.tui.commands import TuiCommandHost
 
         if self._session is None:
             await self.ready.wait()
+        name = line.strip()[1:].split(" ", 1)[0]
+        extensions = self.session.extensions
+        own = extensions is not None and (extensions.command(name) is not None or name in self.mcp_prompts)
+        if find_command(name) is None and own:
+            self.pending.append(line)  # a custom command: its prompt is made and sent as a turn
+            self._next_prompt()
+            return
         self.transcript.add("user", line)
         try:
             if not await run_command(TuiCommandHost(self), line):

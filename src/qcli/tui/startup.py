@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from qcore.agent.session import Session
     from qcore.llm.types import LLMClient
 
-__all__ = ["ask_trust", "current_branch", "demo_prompt", "session_for", "warm_imports", "workspace_files"]
+__all__ = [
+    "ask_trust",
+    "current_branch",
+    "demo_prompt",
+    "offer_extensions",
+    "session_for",
+    "warm_imports",
+    "workspace_files",
+]
 
 
 async def session_for(app: QcliApp, llm: LLMClient | None) -> Session:
@@ -106,3 +114,44 @@ def warm_imports() -> None:
 
     with contextlib.suppress(ImportError):
         importlib.import_module("openai")
+
+
+async def offer_extensions(app: QcliApp) -> None:
+    """The user's and the project's commands join the ``/`` menu (read off the event loop), then, once
+    the MCP servers are up, their prompts, and their resources join the ``@`` menu as ``server:uri``."""
+    from qcli.commands.table import find_command
+    from qcli.tui.widgets.prompt import Completion
+    from qcore.extensions.mcp import mcp_prompts, mcp_resources
+
+    session = app.session
+    extensions = session.extensions
+    if extensions is None:
+        return
+    listed = await asyncio.to_thread(extensions.listed_commands)
+    box = app.prompt_box
+    box.commands = [
+        *box.commands,
+        *(
+            Completion(f"/{c.name}", f"/{c.name} ", c.description)
+            for c in listed
+            if find_command(c.name) is None
+        ),
+    ]
+    for problem in extensions.commands.problems:
+        app.notice(f"command {problem}", Severity.WARNING)
+    prompts = await mcp_prompts(session)
+    taken = {c.label for c in box.commands}
+    app.mcp_prompts = {prompt.name for prompt in prompts if f"/{prompt.name}" not in taken}
+    box.commands = [
+        *box.commands,
+        *(
+            Completion(f"/{p.name}", f"/{p.name} ", f"MCP: {p.server} · {p.description or p.title or ''}")
+            for p in prompts
+            if p.name in app.mcp_prompts
+        ),
+    ]
+    resources = await mcp_resources(session) if extensions.project_trusted else []
+    if resources:
+        references = [f"{resource.server}:{resource.uri}" for resource in resources]
+        files = box.files
+        box.files = lambda: [*references, *(files() if files is not None else [])]

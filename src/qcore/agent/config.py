@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.events import EventBus
     from qcore.execution.shell_runner import ShellRunner
+    from qcore.extensions import Extensions, ExtensionSetup
     from qcore.extensions.agents import AgentCatalog
     from qcore.files.access import FileAccess
     from qcore.files.workspace import Workspace
@@ -47,6 +48,8 @@ class Shared:
     """One person answering, for the parent's calls and its children's alike."""
     checkpoints: TurnCheckpoints | None
     """The parent's snapshots: a child's first change is snapshotted as part of the parent's turn."""
+    extensions: Extensions | None = None
+    """The user's and the project's commands, skills and hooks: a child's tool calls meet the same hooks."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +91,16 @@ class SessionConfig:
     extra_tools: tuple[AnyTool, ...] = ()
     """Tools the caller brings besides the built-in and plugin ones (an embedding's own, a test's
     doubles); each takes the place of a built-in or plugin tool of its name. Children share them."""
+    extensions: ExtensionSetup | None = None
+    """Where the user's own commands, skills and hooks come from, and whether the project's may load;
+    None: none are loaded (an embedding's or a test's session)."""
     agents: AgentCatalog | None = None
     """The subagents the ``task`` tool offers; None: those of the project (when ``trusted``), the user
     and the built-in one (``qcore.extensions.agents``)."""
     trusted: bool = True
     """Whether the project's folder is trusted: an untrusted project's own subagents are held back."""
+    agent_name: str | None = None
+    """In a subagent's session, the subagent's name (what its SubagentStart and SubagentStop hooks match)."""
     shared: Shared | None = None
     """Set in the config a session keeps (``session.config``) and passed on to its children; while it is
     set, ``mode``, ``rules``, ``rule_store`` and ``approver`` are not read again."""

@@ -10,7 +10,8 @@ their own version when they edited the proposal, or let through by a rule or the
 call as its ``confirmation`` and is handed to the tool's ``execute`` as ``approved``.
 
 Each running call has its own signal, tied to the turn's: ``cancel_running`` ends the calls running now
-(their partial output reaches the model, marked cancelled) while the turn goes on.
+(their partial output reaches the model, marked cancelled) while the turn goes on. The user's hooks
+(``qcore.agent.hooks``) see each call before the policy and after it ran.
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.agent.hooks import LoopHooks, ToolGate, before_tool, gated, with_context
 from qcore.agent.plan_exit import approved_plan
+from qcore.agent.questions import CUT_OFF, approval_request
 from qcore.agent.results import for_the_model
 from qcore.calls import ToolCall, ToolCallState, Unasked, running_call
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions.approver import ApprovalRequest, Approver, Decision
-from qcore.permissions.policy import PermissionPolicy, Verdict, protected
-from qcore.tools.arguments import ArgumentsError, parse_arguments, whole_json
+from qcore.permissions.policy import PermissionPolicy, Verdict
+from qcore.tools.arguments import ArgumentsError, tool_arguments, whole_json
 from qcore.tools.base import CHANGING_KINDS, CONCURRENT_KINDS, AnyTool, ToolParamsError, takes_approval
 from qcore.tools.confirmation import ConfirmationDetails, PlanConfirmation, ToolConfirmationOutcome
-from qcore.tools.names import PARAMETER_ALIASES, rename_parameters, unwrap_arguments
+from qcore.tools.names import rename_parameters, shell_patch, unwrap_arguments
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolError, ToolErrorType, ToolResult, ToolResultDisplay
 from qcore.tools.truncation import OutputLimits
@@ -46,15 +49,6 @@ CANCEL_GRACE_SECONDS = 2.0
 
 _log = logging.getLogger(__name__)
 """Each permission decision, for ``--debug``."""
-
-
-CUT_OFF = (
-    "Your reply reached the output token limit while you were writing the arguments of this {tool} call, so "
-    "they are cut off and the call was not run. Work in smaller steps: split the change into several calls "
-    "(several edits rather than one whole file), each well under the limit."
-)
-"""A call from a reply that ended at the output limit (``finish_reason: length``) whose arguments are not
-whole JSON: never repaired into something that runs."""
 
 
 class ToolScheduler:
@@ -70,6 +64,7 @@ class ToolScheduler:
         limits: OutputLimits | None = None,
         *,
         before_changes: Callable[[], Awaitable[None]] | None = None,
+        hooks: LoopHooks | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
@@ -80,9 +75,11 @@ class ToolScheduler:
         """The one truncation rule, applied to what every tool sends the model."""
         self.before_changes = before_changes
         """Awaited before the first call of a batch that may change the workspace runs (a checkpoint)."""
+        self.hooks = hooks
+        """The user's PreToolUse, PostToolUse and Notification (before a question) hooks."""
         self._tools: dict[str, AnyTool] = {}
-        self._running: dict[str, AbortSignal] = {}
-        """The signal of each call executing now, by call id."""
+        self._gates: dict[str, ToolGate] = {}  # what each call's PreToolUse hooks said, until it ends
+        self._running: dict[str, AbortSignal] = {}  # each executing call's signal, by id
 
     def cancel_running(self, reason: str) -> bool:
         """Abort the calls executing now (not the turn); False when none was."""
@@ -137,14 +134,18 @@ class ToolScheduler:
         if request.cut_off and not whole_json(request.arguments):
             return self._fail(call, CUT_OFF.format(tool=tool.name), ToolErrorType.INVALID_TOOL_PARAMS)
         try:
-            keys = [*properties, *(a for name in properties for a in PARAMETER_ALIASES.get(name, ()))]
-            args = parse_arguments(request.arguments, keys)
+            args = tool_arguments(properties, tool.freeform_parameter, request.arguments)
         except ArgumentsError as error:
             return self._fail(
                 call, f"Invalid parameters for {tool.name}: {error}", ToolErrorType.INVALID_TOOL_PARAMS
             )
         args, unwrapped = unwrap_arguments(args, tool.parameter_schema, tool.name)
         args, renamed = rename_parameters(args, properties)
+        patch = shell_patch(args.get("command")) if tool.name == "run_shell_command" else None
+        if patch is not None and (patch_tool := self.registry.get("apply_patch")) is not None:
+            tool, args = patch_tool, {"patch": patch}  # Codex's habit: the patch tool run as a command
+            renamed = [*renamed, "apply_patch as a command -> apply_patch"]
+            call = call.evolve(tool_name=tool.name, display_name=tool.display_name, kind=tool.kind)
         call = call.evolve(args=args, renamed_parameters=(*unwrapped, *renamed))
         try:
             params = tool.build(args)
@@ -190,14 +191,21 @@ class ToolScheduler:
         if signal.aborted:
             return self._cancel(call, "Tool call cancelled by user.")
         tool = self._tools[call.call_id]
+        gate = ToolGate()
+        if self.hooks is not None:
+            call, gate, refused = await before_tool(self.hooks, call, tool, signal)
+            self._gates[call.call_id] = gate
+            if refused is not None:
+                return self._fail(call, *refused)
         details = await self._question(call, tool, signal)
         if isinstance(details, ToolCall):
             return details
         subject = self._subject(call, tool)
         if isinstance(subject, ToolCall):
             return subject
-        call = call.evolve(confirmation=details)
         decision = self.policy.evaluate(tool, details, subject)
+        decision, details = gated(decision, gate, details, f"{tool.display_name}: {call.description}")
+        call = call.evolve(confirmation=details)
         _log.debug(
             "decision %s %s: %s (%s)%s",
             tool.name,
@@ -218,15 +226,21 @@ class ToolScheduler:
             )
         return await self._ask_user(call, tool, details, subject, signal)
 
+    async def _post_tool(self, call: ToolCall, signal: AbortSignal) -> ToolCall:
+        """The PostToolUse hooks see the result; what hooks add for the model goes after it."""
+        gate = self._gates.pop(call.call_id, ToolGate())
+        if self.hooks is None or call.result is None:
+            return call
+        return with_context(call, gate, await self.hooks.after_tool(call, signal))
+
     def _subject(self, call: ToolCall, tool: AnyTool) -> Subject | ToolCall | None:
         """What the call touches, for the rules (None: only whole-tool rules apply), or the failed call."""
         try:
             return tool.permission_subject(call.params)
         except ToolParamsError as error:
             return self._fail(call, str(error), error.error_type)
-        except (
-            Exception
-        ) as error:  # fail closed: without knowing what the call touches, no rule can be checked
+        # Fail closed: without knowing what the call touches, no rule can be checked.
+        except Exception as error:
             reason = (
                 f"{tool.name} is refused: what it would touch could not be determined "
                 f"({type(error).__name__}: {error})."
@@ -243,9 +257,11 @@ class ToolScheduler:
     ) -> ToolCall:
         """Put the question until the user answers it; content the user wrote instead of the proposal
         makes a new proposal, asked about again, so what is approved is what runs."""
+        if self.hooks is not None:
+            self.hooks.asking(f"{tool.display_name}: {call.description}")
         while True:
             call = self._set(call, state=ToolCallState.AWAITING_APPROVAL, confirmation=details)
-            chosen = await self._ask(self._request(call, tool, details, subject), signal)
+            chosen = await self._ask(approval_request(self.policy, call, tool, details, subject), signal)
             if chosen is None:
                 return self._cancel(call, "Tool call cancelled by user.")
             if chosen.outcome is not ToolConfirmationOutcome.MODIFY_WITH_EDITOR:
@@ -261,30 +277,6 @@ class ToolScheduler:
                     call, state=ToolCallState.SCHEDULED, outcome=chosen.outcome, confirmation=None
                 )
             details = asked
-
-    def _request(
-        self, call: ToolCall, tool: AnyTool, details: ConfirmationDetails, subject: Subject | None
-    ) -> ApprovalRequest:
-        """The question as the approver sees it, with the rules an "always" answer would add."""
-        guarded = protected(details) or details.type == "plan"
-        always = ToolConfirmationOutcome.PROCEED_ALWAYS
-        server = ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER
-        return ApprovalRequest(
-            call_id=call.call_id,
-            tool_name=tool.name,
-            display_name=tool.display_name,
-            kind=tool.kind,
-            description=call.description,
-            details=details,
-            mode=self.policy.mode,
-            suggested_rules=() if guarded else tuple(self.policy.suggest_rules(tool, always, subject)),
-            wider_rules=() if guarded else tuple(self.policy.rule_choices(tool, subject)[1:]),
-            server_rules=tuple(self.policy.suggest_rules(tool, server, subject))
-            if details.type == "mcp"
-            else (),
-            arguments=call.args or {},
-            no_rule=subject.uncoverable() if subject is not None and not guarded else None,
-        )
 
     def _answered(self, call: ToolCall, tool: AnyTool, chosen: Decision, subject: Subject | None) -> ToolCall:
         """The call as the user's answer leaves it: refused, or scheduled (remembering an "always")."""
@@ -350,10 +342,11 @@ class ToolScheduler:
         forget_turn = turn_signal.on_abort(signal.abort)
         self._running[call.call_id] = signal
         try:
-            return await self._run_tool(call, tool, signal, started)
+            call = await self._run_tool(call, tool, signal, started)
         finally:
             forget_turn()
             self._running.pop(call.call_id, None)
+        return await self._post_tool(call, turn_signal)
 
     async def _run_tool(self, call: ToolCall, tool: AnyTool, signal: AbortSignal, started: float) -> ToolCall:
         last_output: list[ToolResultDisplay] = []
@@ -417,6 +410,7 @@ class ToolScheduler:
         finally:
             for request in requests:
                 self._tools.pop(request.call_id, None)
+                self._gates.pop(request.call_id, None)
 
     async def _run(self, requests: Sequence[ToolCallRequest], signal: AbortSignal) -> list[ToolCall]:
         calls = [self._validate(request) for request in requests]

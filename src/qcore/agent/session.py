@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qcore.abort import AbortSignal
+from qcore.agent.hooks import LoopHooks, SessionHooks
 from qcore.agent.loop_guard import LoopGuard
 from qcore.agent.replies import CUT_OFF_NOTE, unusable
 from qcore.agent.scheduler import ToolScheduler
 from qcore.agent.steering import Steering
 from qcore.agent.subagents import TaskTool
-from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected
+from qcore.agent.turn import Step, Turn, TurnOutcome, loop_detected, stream_reply
 from qcore.conversation.compression import ContextKeeper, Fit
 from qcore.conversation.context_files import ContextFiles
 from qcore.conversation.prompt import SystemPrompt
@@ -41,8 +42,6 @@ from qcore.discovery.sources import ToolSources
 from qcore.events import (
     ApprovalModeChanged,
     AssistantMessage,
-    AssistantReasoningDelta,
-    AssistantTextDelta,
     ErrorOccurred,
     EventBus,
     ModelRequestStarted,
@@ -62,9 +61,6 @@ from qcore.llm.types import (
     LLMError,
     LLMErrorKind,
     ModelResponse,
-    ReasoningDelta,
-    RetryNotice,
-    TextDelta,
     Usage,
 )
 from qcore.permissions.modes import ApprovalMode
@@ -74,6 +70,7 @@ from qcore.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from qcore.agent.config import SessionConfig
     from qcore.checkpoints.turns import TurnCheckpoints
+    from qcore.extensions import Extensions
 
 __all__ = ["Session", "TurnOutcome"]
 
@@ -97,6 +94,8 @@ class Session:
         checkpoints: TurnCheckpoints | None = None,
         max_turns: int = -1,
         config: SessionConfig | None = None,
+        extensions: Extensions | None = None,
+        hooks: LoopHooks | None = None,
         loop_guard: LoopGuard | None = None,
     ) -> None:
         self.llm = llm
@@ -120,6 +119,9 @@ class Session:
         self.config = config
         """The config ``create_session`` built this session from, with its ``shared`` parts: a subagent's
         session is built from ``config.child(...)``. None for a session assembled by hand."""
+        self.extensions = extensions
+        """The user's and the project's commands, skills and hooks; None when the session loads none."""
+        self.hooks = SessionHooks(hooks, events.emit) if hooks else None  # tools' hooks: the scheduler's
         self.loop_guard = loop_guard or LoopGuard()
         """Warns the model when its calls go round in circles, and ends the turn when it goes on."""
         self.sending = False  # True while ``send`` runs (a turn is under way)
@@ -201,6 +203,8 @@ class Session:
             self.context.discover()
             if not self._started and not self._warmed:
                 self._warmed = True
+                if self.hooks is not None:
+                    self.hooks.start(resumed=any(message.role != "system" for message in self.history))
                 for tool in self.registry:
                     tool.warm()
         if not self._started and announce:
@@ -225,6 +229,8 @@ class Session:
     async def aclose(self) -> None:
         """End what the session started: MCP server processes, a discovery command still running, and
         what the tools own (the processes their commands left running)."""
+        if self.hooks is not None:
+            await self.hooks.ended()
         self.context.stop_discovery()
         if self.tool_sources is not None:
             await self.tool_sources.aclose()
@@ -274,11 +280,19 @@ class Session:
         turn = Turn(self.turns, self.usage)
         if 0 <= self.max_turns <= self.turns:
             return self._refuse(turn)
+        if self.hooks is not None:
+            prompt = await self.hooks.prompt(prompt, signal, turn)
+        if turn.reason is not None:  # a hook refused the prompt
+            return self._finished(turn)
         turn.prompt = self._take(prompt, media)
         self.sending = True
         try:
             while turn.reason is None:
                 await self._step(turn, signal)
+                if self.hooks and (more := await self.hooks.go_on(turn, signal)):
+                    self._commit(turn.step)  # a Stop hook keeps the turn going, its reason the next prompt
+                    self.state.append(ChatMessage(role="user", content=more))
+                    turn.reason = None
         except asyncio.CancelledError:
             turn.end("cancelled")
             raise
@@ -359,7 +373,7 @@ class Session:
         self.state.turns += 1
         self.events.emit(ModelRequestStarted(self.turns))
         try:
-            response = await self._ask_model(signal, step, tools)
+            response = await stream_reply(self.llm, self.history, tools, signal, step, self.events.emit)
         except LLMError as error:
             if error.kind is LLMErrorKind.CONTEXT_OVERFLOW and not signal.aborted and turn.first_time("size"):
                 window = self.context.refused(self.history, tools, error.window)
@@ -387,23 +401,6 @@ class Session:
             return None
         if not response.tool_calls:
             turn.end("completed")
-        return response
-
-    async def _ask_model(self, signal: AbortSignal, step: Step, tools: list[dict[str, Any]]) -> ModelResponse:
-        response: ModelResponse | None = None
-        async for item in self.llm.stream(self.history, tools, signal):
-            if isinstance(item, TextDelta):
-                step.text.append(item.text)
-                self.events.emit(AssistantTextDelta(item.text))
-            elif isinstance(item, ReasoningDelta):
-                step.reasoning.append(item.text)
-                self.events.emit(AssistantReasoningDelta(item.text))
-            elif isinstance(item, RetryNotice):
-                self.events.emit(ModelRetrying(item.attempt, item.delay, item.reason))
-            else:
-                response = item
-        if response is None:
-            raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
         return response
 
     def _model_failed(self, turn: Turn, step: Step, error: LLMError, signal: AbortSignal) -> None:

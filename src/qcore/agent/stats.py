@@ -112,6 +112,18 @@ class SessionStats:
         self.by_tool[call.tool_name or call.request.name] += 1
         self.tool_ms += call.duration_ms
         result = call.result
+        confirmation = call.confirmation
+        if (
+            state is ToolCallState.SUCCESS
+            and isinstance(confirmation, EditConfirmation)
+            and confirmation.also
+        ):
+            for one in confirmation.files:  # a patch: every file it changed
+                if one.structured is not None:
+                    self.lines_added += one.structured.added
+                    self.lines_removed += one.structured.removed
+                self.files_changed.add(one.file_path)
+            return
         if (
             state is ToolCallState.SUCCESS
             and result is not None

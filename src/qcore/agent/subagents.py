@@ -153,6 +153,7 @@ class Subagents:
         config = self._config.child(
             system_prompt=agent.system_prompt, tools=tools, max_turns=self.turn_limit(agent), events=bus
         )
+        config = replace(config, agent_name=agent.name)
         shared = config.shared
         assert shared is not None
         if shared.approver is not None:

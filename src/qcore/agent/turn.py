@@ -11,13 +11,34 @@ once it ends, why (``TurnOutcome``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from qcore.abort import AbortSignal
 from qcore.agent.loop_guard import Verdict
 from qcore.calls import ToolCall
-from qcore.events import LoopDetected, TurnEnd
+from qcore.events import (
+    AssistantReasoningDelta,
+    AssistantTextDelta,
+    Event,
+    LoopDetected,
+    ModelRetrying,
+    TurnEnd,
+)
 from qcore.llm.parts import Part, TextPart
-from qcore.llm.types import ChatMessage, LLMError, ModelResponse, ToolCallRequest, Usage
+from qcore.llm.types import (
+    ChatMessage,
+    LLMClient,
+    LLMError,
+    LLMErrorKind,
+    ModelResponse,
+    ReasoningDelta,
+    RetryNotice,
+    TextDelta,
+    ToolCallRequest,
+    Usage,
+)
 
 UNFINISHED_CALL = "[Operation Cancelled] Reason: the turn was stopped before this call finished."
 
@@ -80,6 +101,8 @@ class Turn:
     too_big: bool = False
     """The turn ended because a request could not fit the model's window."""
     retried: set[str] = field(default_factory=set)
+    stop_blocks: int = 0
+    """How many times in a row Stop hooks kept the turn going."""
 
     def end(self, reason: str, failure: LLMError | None = None) -> None:
         self.reason, self.failure = reason, failure
@@ -115,3 +138,29 @@ def loop_detected(verdict: Verdict) -> LoopDetected:
     error = call.result.error.message if call.result and call.result.error else ""
     name = call.tool_name or call.request.name
     return LoopDetected(name, call.request.arguments, verdict.repeats, error, verdict.reason)
+
+
+async def stream_reply(
+    llm: LLMClient,
+    history: Sequence[ChatMessage],
+    tools: list[dict[str, Any]],
+    signal: AbortSignal,
+    step: Step,
+    emit: Callable[[Event], None],
+) -> ModelResponse:
+    """The model's reply to ``history``, its text and reasoning kept in ``step`` and streamed out as events."""
+    response: ModelResponse | None = None
+    async for item in llm.stream(history, tools, signal):
+        if isinstance(item, TextDelta):
+            step.text.append(item.text)
+            emit(AssistantTextDelta(item.text))
+        elif isinstance(item, ReasoningDelta):
+            step.reasoning.append(item.text)
+            emit(AssistantReasoningDelta(item.text))
+        elif isinstance(item, RetryNotice):
+            emit(ModelRetrying(item.attempt, item.delay, item.reason))
+        else:
+            response = item
+    if response is None:
+        raise LLMError("The model stream ended without a response.", LLMErrorKind.PROTOCOL)
+    return response

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,9 +81,12 @@ class ContextKeeper:
         window: int,
         threshold: float = 0.7,
         *,
+        before_compress: Callable[[str], Awaitable[None]] | None = None,
         configured: bool = False,
     ) -> None:
         self.llm = llm
+        self.before_compress = before_compress
+        """Awaited with ``manual`` or ``auto`` before older turns are summarised (the PreCompact hooks)."""
         self.events = events
         self.window = window
         self.threshold = threshold
@@ -192,6 +195,8 @@ class ContextKeeper:
             split = start  # only the latest request, which would come back word for word
         if split <= start:  # nothing older to compress, or no room to compress it into
             return self._over(before) if before > self.window else Fit(True, before)
+        if self.before_compress is not None:
+            await self.before_compress("manual" if force else "auto")
         older = history[start:split]
         summary, note = None, ""
         try:

@@ -61,6 +61,36 @@ def image_type(head: bytes) -> str | None:
     return next((mime for signature, mime in IMAGE_SIGNATURES if head.startswith(signature)), None)
 
 
+def read_mention(
+    written: str, workspace: Workspace, rules: IgnoreRules, budget: int = MAX_FILE_BYTES
+) -> tuple[str, str] | str | None:
+    """One path read as text under the mention rules (inside the workspace, not ignored, a regular text
+    file within the size limit): (workspace-relative path, text), a problem to show, or None when no such
+    file exists. ``@{path}`` in a custom command is read through here."""
+    try:
+        path = workspace.resolve(written)
+    except PathOutsideWorkspace:
+        return f"@{written}: outside the workspace, not attached"
+    shown = workspace.relative(path)
+    if not path.exists():
+        return None
+    if rules.is_ignored(path):
+        return f"@{shown}: ignored by .gitignore or .qwenignore, not attached"
+    if not path.is_file():
+        return f"@{shown}: not a regular file, not attached"
+    size = path.stat().st_size
+    if size > min(MAX_FILE_BYTES, budget):
+        return f"@{shown}: {size:,} bytes is too large to attach; ask for parts of it"
+    try:
+        return shown, decode_text(read_regular_file(path, min(MAX_FILE_BYTES, budget))).text
+    except NotRegularFile as error:  # swapped in after the check above: refused, never waited on
+        return f"@{shown}: {error.what}, not a regular file, not attached"
+    except NotTextError:
+        return f"@{shown}: not a text file, not attached"
+    except OSError as error:
+        return f"@{shown}: {error.strerror or error}"
+
+
 def expand_mentions(
     text: str, workspace: Workspace, rules: IgnoreRules | None = None, *, images: bool = False
 ) -> Expanded:

@@ -54,6 +54,12 @@ class Workspace:
         real = _real(root)
         return cls([real, *include], temp_dir=project_temp_dir(real, home), cwd=cwd)
 
+    def add_readable(self, folder: str | Path) -> None:
+        """Let the file tools read ``folder`` too, from now on (a skill's folder once the model loaded it)."""
+        real = _real(folder)
+        if real not in self.extra_readable:
+            self.extra_readable = (*self.extra_readable, real)
+
     @property
     def root(self) -> Path:
         """The project's folder (the repository's top level): its settings, ignore and context files."""

@@ -157,6 +157,8 @@ def _names(tool: AnyTool) -> frozenset[str]:
     names = tool_aliases(tool)
     if tool.name == "run_shell_command":
         names |= {"shell", "bash", "shelltool"}
+    if tool.name == "apply_patch":  # a patch adds and changes files: rules written for those apply to it
+        names |= {"edit", "write_file", "writefile"}
     return frozenset(names)
 
 

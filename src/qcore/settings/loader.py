@@ -76,9 +76,13 @@ class LoadedSettings:
     raw: dict[str, Any] = field(default_factory=dict)
     """The merged dict before validation, invalid keys included, for keys ``Settings`` does not model."""
     trust: FolderTrust | None = None
-    """How the project's own settings were treated (None when there were none to judge)."""
+    """How the project's own settings, commands, skills and hooks are treated (None when the project has
+    no ``.qwen`` folder, so there is nothing of its own to judge)."""
     held_back: list[HeldBack] = field(default_factory=list)
     """What the project's settings would start or allow, left out because the folder is not trusted."""
+    applied: list[tuple[Scope, Path, dict[str, Any]]] = field(default_factory=list)
+    """Each settings file as it was applied (an untrusted project's only in part), in merge order: for
+    what is read per file rather than merged (``hooks``)."""
 
     @property
     def project_trusted(self) -> bool:
@@ -271,6 +275,7 @@ def load_settings(
     sources: list[SettingsSource] = []
     layers: list[tuple[Path, dict[str, Any]]] = []
     project: tuple[Path, dict[str, Any]] | None = None
+    scopes: dict[Path, Scope] = {}
     for scope, path in _scope_paths(cwd, env, home):
         skipped = scope == "workspace" and cwd == home
         before = len(problems)
@@ -280,15 +285,15 @@ def load_settings(
         sources.append(SettingsSource(scope, path, loaded=data is not None, broken=broken))
         if data is not None:
             layers.append((path, data))
+            scopes[path] = scope
             if scope == "workspace":
                 project = (path, data)
     folder_trust: FolderTrust | None = None
     held: list[HeldBack] = []
-    if project is not None:
-        folder_trust = _folder_trust(
-            cwd, home, [data for path, data in layers if path != project[0]], trust, problems
-        )
-        if not folder_trust.trusted:
+    if project is not None or (cwd != home and (cwd / ".qwen").is_dir()):
+        outside = [data for path, data in layers if project is None or path != project[0]]
+        folder_trust = _folder_trust(cwd, home, outside, trust, problems)
+        if project is not None and not folder_trust.trusted:
             kept, held = hold_back(project[1])
             layers[layers.index(project)] = (project[0], kept)
     raw = merge_settings(data for _, data in layers)
@@ -296,7 +301,13 @@ def load_settings(
     if project is not None and folder_trust is not None and not folder_trust.trusted:
         _context_names_stay_in_project(settings, layers, project[0])
     return LoadedSettings(
-        settings=settings, problems=problems, sources=sources, raw=raw, trust=folder_trust, held_back=held
+        settings=settings,
+        problems=problems,
+        sources=sources,
+        raw=raw,
+        trust=folder_trust,
+        held_back=held,
+        applied=[(scopes[path], path, data) for path, data in layers],
     )
 
 

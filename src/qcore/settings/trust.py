@@ -239,6 +239,14 @@ def _describe(path: tuple[str, ...], value: Any) -> list[HeldBack]:
         return [
             HeldBack("start", f"MCP server {name!r}: {_server(config)}") for name, config in value.items()
         ]
+    if path == ("hooks",) and isinstance(value, dict):
+        return [
+            HeldBack("start", f"{event} hook: {hook.get('command') or hook.get('url') or '(no command)'}")
+            for event, groups in value.items()
+            for group in (groups if isinstance(groups, list) else [])
+            for hook in (group.get("hooks", []) if isinstance(group, dict) else [])
+            if isinstance(hook, dict)
+        ] or [HeldBack("start", "hooks")]
     if dotted == "mcp.serverCommand":
         return [HeldBack("start", f"MCP server command: {value}")]
     if dotted == "tools.discoveryCommand":

@@ -188,3 +188,15 @@ def parse_arguments(text: str | None, keys: Collection[str] = ()) -> dict[str, A
             f"({json.dumps(value)[:80]})."
         )
     return value
+
+
+def tool_arguments(properties: Collection[str], freeform: str | None, text: str | None) -> dict[str, Any]:
+    """A call's arguments for a tool with these ``properties``: plain text (not a JSON object) goes whole
+    to its ``freeform`` parameter when it has one (a patch sent as a free-form input); anything else is
+    parsed, the parameters' other names (``PARAMETER_ALIASES``) kept as keys to look for."""
+    from qcore.tools.names import PARAMETER_ALIASES
+
+    if freeform is not None and text is not None and not text.lstrip().startswith(("{", "[")):
+        return {freeform: text}
+    keys = [*properties, *(alias for name in properties for alias in PARAMETER_ALIASES.get(name, ()))]
+    return parse_arguments(text, keys)

@@ -200,6 +200,9 @@ class BaseTool(Generic[P]):
     params_model: ClassVar[type[BaseModel]]
     is_output_markdown: bool = True
     can_update_output: bool = False
+    freeform_parameter: ClassVar[str | None] = None
+    """The parameter that takes the whole argument text when a model sends plain text instead of a JSON
+    object (a patch sent as a free-form tool input)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

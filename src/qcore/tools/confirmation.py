@@ -43,13 +43,22 @@ class EditConfirmation:
     as a clause for the question: "the file is read-only (mode 0444)". None for an ordinary file.
     Set by the tool from ``qcore.permissions.protected.protection_reason``; honoured by the policy."""
     type: Literal["edit"] = "edit"
+    also: tuple[EditConfirmation, ...] = ()
+    """The other files the same call changes (a patch): one question shows every file's diff."""
 
     @cached_property
     def file_diff(self) -> str:
         from qcore.text.diffs import structured_diff
 
         diff = self.structured or structured_diff(self.original_content, self.new_content)
-        return diff.unified(self.diff_label or self.file_name)
+        return "".join(
+            [diff.unified(self.diff_label or self.file_name), *(more.file_diff for more in self.also)]
+        )
+
+    @property
+    def files(self) -> tuple[EditConfirmation, ...]:
+        """Every file the question is about, this one first."""
+        return (self, *self.also)
 
 
 @dataclass(frozen=True)

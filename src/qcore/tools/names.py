@@ -61,6 +61,8 @@ TOOL_NAME_ALIASES: Mapping[str, str] = {
     "python_interpreter": "code_interpreter",
     "fetch": "web_fetch",
     "todowrite": "todo_write",
+    "applypatch": "apply_patch",
+    "patch": "apply_patch",
 }
 
 PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -77,7 +79,27 @@ PARAMETER_ALIASES: Mapping[str, tuple[str, ...]] = {
     "timeout": ("timeout_ms",),
     "url": ("uri", "link"),
     "code": ("source", "python_code", "cell", "script"),
+    "patch": ("input", "diff", "patch_text", "patch_content"),
 }
+
+
+_SHELL_PATCH = re.compile(
+    r"\A\s*(?:apply_patch|applypatch)\s+(?:<<-?\s*(['\"]?)(\w+)\1[ \t]*\n(?P<here>.*?)\n[ \t]*\2\s*"
+    r"|(['\"])(?P<quoted>.*)\4\s*)\Z",
+    re.DOTALL,
+)
+
+
+def shell_patch(command: object) -> str | None:
+    """The patch in ``apply_patch <<'EOF' ... EOF`` (or ``apply_patch '...'``), as models trained on Codex
+    run it through the shell; None for any other command."""
+    if not isinstance(command, str) or "apply" not in command or "patch" not in command:
+        return None
+    match = _SHELL_PATCH.match(command)
+    if match is None:
+        return None
+    text = match.group("here") if match.group("here") is not None else match.group("quoted")
+    return text if "*** Begin Patch" in text or "\n@@ " in text or text.startswith("--- ") else None
 
 
 def canonical_tool_name(name: str, registered: Collection[str]) -> str | None:

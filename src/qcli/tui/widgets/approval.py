@@ -257,8 +257,14 @@ class ApprovalPanel(Vertical, can_focus=True):
             from qcli.tui.widgets.diff.view import DiffView
             from qcore.text.diffs import structured_diff
 
-            diff = details.structured or structured_diff(details.original_content, details.new_content)
-            view = DiffView([(_shown_path(details.title, details.file_path), diff)], id="approval-body")
+            shown = [
+                (
+                    one.diff_label or _shown_path(details.title, one.file_path),
+                    one.structured or structured_diff(one.original_content, one.new_content),
+                )
+                for one in details.files
+            ]
+            view = DiffView(shown, id="approval-body")
             view.add_class("-diff")
             return view
         if details.type == "exec":

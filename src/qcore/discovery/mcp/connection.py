@@ -263,6 +263,7 @@ class McpConnection:
             server_cwd(self.config, self._root),
             lambda: stack.enter_context(self._stderr.open()),
             self.env,
+            self._auth(),
         )
         session = await stack.enter_async_context(
             ClientSession(
@@ -277,6 +278,15 @@ class McpConnection:
         await session.initialize()
         await self._list(session)
         return session
+
+    def _auth(self) -> Any:
+        """The OAuth token signing requests to a remote server the user signed in to; None otherwise."""
+        url = self.config.http_url or self.config.url
+        if url is None:
+            return None
+        from qcore.discovery.mcp.oauth import oauth_auth, signed_in
+
+        return oauth_auth(self.name, url) if signed_in(self.name, url) else None
 
     async def _list(self, session: Any) -> None:
         """Tools (filtered), and how many prompts and resources there are; a server with no tools is fine."""

@@ -140,9 +140,10 @@ async def open_transport(
     cwd: Path | None,
     errlog: Callable[[], TextIO],
     env: Mapping[str, str] | None = None,
+    auth: Any = None,
 ) -> tuple[Any, Any]:
     """Enter the transport on ``stack`` and return its (read, write) streams; a stdio server inherits
-    ``env`` (None: this process's environment) under its own."""
+    ``env`` (None: this process's environment) under its own; ``auth`` signs HTTP and SSE requests (OAuth)."""
     # The HTTP read timeout must outlast the longest call, or a quiet long call reads as a dead server.
     read_timeout = max(300.0, request_timeout(config) + 5.0)
     if transport == "http":
@@ -151,7 +152,9 @@ async def open_transport(
 
         assert config.http_url is not None
         client = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=read_timeout))
+            httpx2.AsyncClient(
+                headers=config.headers, timeout=httpx2.Timeout(30.0, read=read_timeout), auth=auth
+            )
         )
         streams = await stack.enter_async_context(streamable_http_client(config.http_url, http_client=client))
         return streams[0], streams[1]
@@ -165,6 +168,7 @@ async def open_transport(
                 headers=dict(config.headers) or None,
                 timeout=min(30.0, connect_timeout(config)),
                 sse_read_timeout=read_timeout,
+                auth=auth,
             )
         )
         return streams[0], streams[1]

@@ -15,6 +15,7 @@ BUILTIN_TOOL_CLASSES: tuple[tuple[str, str], ...] = (
     ("qcore.tools.builtin.search.glob", "Glob"),
     ("qcore.tools.builtin.edit.tool", "Edit"),
     ("qcore.tools.builtin.edit.write_file", "WriteFile"),
+    ("qcore.tools.builtin.edit.apply_patch", "ApplyPatch"),
     ("qcore.tools.builtin.read_many_files", "ReadManyFiles"),
     ("qcore.tools.builtin.shell", "RunShellCommand"),
     ("qcore.tools.builtin.code_interpreter", "CodeInterpreter"),

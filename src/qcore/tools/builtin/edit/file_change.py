@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,10 +34,12 @@ from qcore.files.text_files import (
     decode_text,
     format_size,
 )
+from qcore.files.workspace import Workspace
 from qcore.permissions.protected import protection_reason
 from qcore.text.diffs import file_diff, structured_diff
-from qcore.text.regions import Region
-from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.text.regions import Region, changed_regions
+from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParams, UpdateOutput
+from qcore.tools.builtin.edit import syntax
 from qcore.tools.confirmation import ConfirmationDetails, EditConfirmation
 from qcore.tools.results import ToolErrorType, ToolResult
 
@@ -161,40 +163,17 @@ class FileChangeTool(BaseTool[P]):
         raise NotImplementedError
 
     def _changed_since_read(self, proposal: Proposal) -> ToolResult | None:
-        if self.context is None:
-            return None
-        read = proposal.original.read if proposal.original else None
-        states = self.context.file_states
-        if not states.changed_since_seen(proposal.path, read.stamp if read else None):
-            return None
-        seen = states.seen(proposal.path) or ""
-        if read is not None and disk_of(seen) is not None and text_of(seen) == text_of(read.stamp):
-            if not read.unsaved:
-                return None  # the user saved the text the model saw: the disk now holds just that
-            return ToolResult.failure(
-                f"{proposal.path} changed on disk (a command or another program wrote it) while the editor "
-                "holds unsaved changes to it, so writing either would lose the other. Nothing was written. "
-                "Ask the user to save or reload the file in the editor, then read it again.",
-                ToolErrorType.EDIT_PREPARATION_FAILURE,
-            )
-        return ToolResult.failure(
-            f"{proposal.path} has changed since you last read it (edited by the user or another program). "
-            "Nothing was written. Read it again with read_file, then redo the change against its current content.",
-            ToolErrorType.EDIT_PREPARATION_FAILURE,
-        )
+        return changed_since_read(self.context, proposal)
 
     async def _prepare(self, params: P) -> Proposal | ToolResult:
         proposal = await self.propose(params)
         if isinstance(proposal, ToolResult):
             return proposal
-        if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
-            return _too_large_result(proposal.path, len(proposal.new_text))
-        return _unencodable(proposal) or self._changed_since_read(proposal) or proposal
+        return checked(proposal, self._changed_since_read)
 
     def protection(self, path: Path) -> str | None:
         """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
-        root = next((r for r in self.workspace.roots if path.is_relative_to(r)), self.workspace.root)
-        return protection_reason(path, root)
+        return protection_of(self.workspace, path)
 
     async def should_confirm_execute(self, params: P, signal: AbortSignal) -> ProposedChange | None:
         proposal = await self._prepare(params)
@@ -269,6 +248,79 @@ class FileChangeTool(BaseTool[P]):
             "was written. Read the file again and propose the change anew.",
             ToolErrorType.EDIT_PREPARATION_FAILURE,
         )
+
+
+def changed_since_read(context: ToolContext | None, proposal: Proposal) -> ToolResult | None:
+    """A refusal when the file changed since the model last read it (by the user, a command, an editor)."""
+    if context is None:
+        return None
+    read = proposal.original.read if proposal.original else None
+    states = context.file_states
+    if not states.changed_since_seen(proposal.path, read.stamp if read else None):
+        return None
+    seen = states.seen(proposal.path) or ""
+    if read is not None and disk_of(seen) is not None and text_of(seen) == text_of(read.stamp):
+        if not read.unsaved:
+            return None  # the user saved the text the model saw: the disk now holds just that
+        return ToolResult.failure(
+            f"{proposal.path} changed on disk (a command or another program wrote it) while the editor "
+            "holds unsaved changes to it, so writing either would lose the other. Nothing was written. "
+            "Ask the user to save or reload the file in the editor, then read it again.",
+            ToolErrorType.EDIT_PREPARATION_FAILURE,
+        )
+    return ToolResult.failure(
+        f"{proposal.path} has changed since you last read it (edited by the user or another program). "
+        "Nothing was written. Read it again with read_file, then redo the change against its current content.",
+        ToolErrorType.EDIT_PREPARATION_FAILURE,
+    )
+
+
+def checked(proposal: Proposal, stale: Callable[[Proposal], ToolResult | None]) -> Proposal | ToolResult:
+    """``proposal`` once the checks every file change passes have passed: size, encoding, the file as the
+    model read it (``stale``: the tool's own check, which an append may waive), the grammar (a note may
+    be added)."""
+    if len(proposal.new_text) > MAX_FILE_BYTES:  # each character is at least one byte
+        return _too_large_result(proposal.path, len(proposal.new_text))
+    refused = _unencodable(proposal) or stale(proposal)
+    return refused or _grammar_checked(proposal)
+
+
+def protection_of(workspace: Workspace, path: Path) -> str | None:
+    """Why a change to ``path`` must be asked about even where edits run unasked (None: it need not)."""
+    root = next((r for r in workspace.roots if path.is_relative_to(r)), workspace.root)
+    return protection_reason(path, root)
+
+
+def _grammar_checked(proposal: Proposal) -> Proposal | ToolResult:
+    """``proposal`` refused when its new text stops short of what the file's grammar needs, or with a
+    note naming a new parse error (see ``syntax``)."""
+    old, new, regions = proposal.old_text, proposal.new_text, proposal.regions
+    if not regions and old is not None:  # a whole file written: what changed is what the model wrote anew,
+        changed = changed_regions(old, new) or [(0, len(old), 0, len(new))]
+        line = new.rfind("\n", 0, changed[0][2]) + 1  # from the start of the line where it begins
+        regions = [(line, changed[0][1], line, changed[0][3])]
+    if regions:
+        old_span, new_span = (regions[0][0], regions[-1][1]), (regions[0][2], regions[-1][3])
+    else:
+        old_span, new_span = (0, 0), (0, len(new))
+    verdict = syntax.check(proposal.path, old, new, old_span, new_span)
+    if verdict is None:
+        return proposal
+    if verdict.cut_off is not None:
+        return ToolResult.failure(
+            f"Refused: the new text looks cut off: it stops at line {verdict.cut_off.line} "
+            f"({verdict.cut_off.what}) where {verdict.language} needs more, as when a reply hits its output "
+            f"limit; {'the file parsed before this change and would not after it' if old is not None else 'the new file would not parse'}. "
+            "Nothing was changed. Send the complete text; for a large change, send smaller pieces (one edit "
+            "per function or block).",
+            ToolErrorType.EDIT_PREPARATION_FAILURE,
+        )
+    assert verdict.broken is not None
+    note = (
+        f"Note: the file no longer parses as {verdict.language}: line {verdict.broken.line} has "
+        f"{verdict.broken.what}. Fix it with your next edit."
+    )
+    return replace(proposal, note=f"{proposal.note} {note}".strip())
 
 
 def _unencodable(proposal: Proposal) -> ToolResult | None:

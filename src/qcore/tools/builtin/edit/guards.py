@@ -16,8 +16,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qcore.tools.builtin.edit.placeholders import find_placeholder, placeholder_refusal
+from qcore.text.patches import is_envelope
+from qcore.tools.builtin.edit.placeholders import (
+    code_lost,
+    elided_code,
+    find_placeholder,
+    placeholder_refusal,
+)
 from qcore.tools.builtin.edit.readings import unescape_once
+from qcore.tools.builtin.edit.syntax import has_grammar
 
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".org", ".log", ""})
 _FENCE = re.compile(r"\A\s*(`{3,}|~{3,})[\w+#.-]*[ \t]*\n(.*?)\n?[ \t]*\1[ \t]*\s*\Z", re.DOTALL)
@@ -72,6 +79,8 @@ def diff_notation(new: str, old: str, path: Path) -> str | None:
     """What makes ``new`` a diff rather than text (None: it is text, or the file is itself a patch)."""
     if path.suffix.lower() in (".diff", ".patch") or _has_hunk(old) or _has_file_headers(old):
         return None
+    if is_envelope(new) and not is_envelope(old):
+        return "a '*** Begin Patch' envelope"
     if _has_hunk(new):
         return "a hunk header (@@ -n,m +n,m @@)"
     if _has_file_headers(new):
@@ -94,8 +103,8 @@ def truncated(new: str, old: str | None, path: Path, whole: bool) -> str | None:
     at the end (where ``old``, the file as it is, had none); for a replacement: more open than in
     ``old_string`` and a last line that stops inside one."""
     suffix = path.suffix.lower()
-    if suffix not in _BRACKETED or not new.strip():
-        return None
+    if suffix not in _BRACKETED or not new.strip() or has_grammar(path):
+        return None  # where a grammar exists, it decides (``syntax``), once the result is known
     depth = open_brackets(new, suffix)
     if whole or old is None:
         if depth <= 0:
@@ -123,6 +132,10 @@ def refusal(new: str, old: str | None, path: Path, file_text: str | None, field:
     """Why ``new`` (``field`` of the call) must not be written, or None. ``old``: the text it replaces
     (None for a whole file); ``file_text``: the file as it is (None when it does not exist)."""
     placeholder = find_placeholder(new, old, file_text)
+    if placeholder is not None and not code_lost(new, old):
+        placeholder = None  # it says "the rest", but stands for nothing: a comment
+    if placeholder is None:
+        placeholder = elided_code(new, old, path.suffix.lower() in PROSE_SUFFIXES)
     if placeholder is not None:
         return placeholder_refusal(placeholder, path, field)
     notation = diff_notation(new, old or "", path)
@@ -130,7 +143,8 @@ def refusal(new: str, old: str | None, path: Path, file_text: str | None, field:
         return (
             f"Refused: {field} is written in diff notation ({notation}); written to {path} its markers "
             f"would become part of the file. Nothing was changed. Send {field} as the final text itself, "
-            "without -/+ markers or hunk headers."
+            "without -/+ markers or hunk headers; or send the whole patch to the apply_patch tool, which "
+            "applies patches (a '*** Begin Patch' envelope or a unified diff)."
         )
     cut = truncated(new, old, path, whole=field == "content")
     if cut is not None:

@@ -3,13 +3,16 @@
 Rungs, tried in order until one finds something:
 
 1. the exact text;
-2. the text with Unicode look-alikes mapped to ASCII (curly quotes, dashes, odd spaces) on both sides;
+2. the text with Unicode look-alikes folded on both sides: curly quotes, dashes and odd spaces (no-break,
+   thin, ideographic) mapped to ASCII, full-width CJK punctuation to its ASCII twin, and characters that
+   draw nothing (zero-width spaces and joiners, bidirectional marks, variation selectors, soft hyphens)
+   left out;
 3. line by line, ignoring trailing whitespace per line (exact, then with look-alikes mapped);
 4. if ``old_string`` ends with a blank line, all of the above without it.
 
-Leading indentation is never relaxed: a different indent could mean a different block. Every rung maps
-characters one to one, so a match in the normalised text is the same span of the file on disk, and the
-file's own bytes (not the model's spelling) are what get replaced.
+Leading indentation is never relaxed: a different indent could mean a different block. A match in the
+folded text is mapped back to its span of the file on disk (one to one, except past the characters left
+out), and the file's own bytes (not the model's spelling) are what get replaced.
 
 Every place counts, overlapping ones too: ``aa`` occurs twice in ``aaa``, so an edit of ``aa`` there is
 ambiguous, not unique. Replacing all of them goes left to right and skips a place that overlaps one already
@@ -18,19 +21,37 @@ replaced (what ``str.replace`` does).
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_LOOKALIKES = str.maketrans(
-    {
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
-        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
-        **dict.fromkeys(
-            "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
+_LOOKALIKES: dict[int, str | None] = {
+    **dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-"),
+    **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032"), "'"),
+    **dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u2033"), '"'),
+    **dict.fromkeys(
+        map(
+            ord, "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
         ),
-    }
+        " ",
+    ),
+    # full-width forms of ASCII punctuation (，：；（）！？ ...) and the ideographic full stop and comma
+    **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F) if not chr(code - 0xFEE0).isalnum()},
+    0x3002: ".",
+    0x3001: ",",
+}
+_INVISIBLE = (
+    "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067"
+    "\u2068\u2069\ufeff"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
 )
+"""Characters that draw nothing: zero-width spaces and joiners, bidirectional marks, variation selectors,
+soft hyphens, byte order marks."""
+_DROP = str.maketrans(dict.fromkeys(map(ord, _INVISIBLE)))
+_FOLD = str.maketrans({**_LOOKALIKES, **dict.fromkeys(map(ord, _INVISIBLE))})
+_INVISIBLE_RE = re.compile(f"[{re.escape(_INVISIBLE)}]")
 
 Span = tuple[int, int]
 
@@ -44,8 +65,33 @@ class Match:
     dropped_trailing_newline: bool = False
 
 
-def normalise_lookalikes(text: str) -> str:
-    return text.translate(_LOOKALIKES)
+def fold(text: str) -> str:
+    """``text`` as matching sees it: look-alikes mapped to ASCII, characters that draw nothing left out."""
+    return text.translate(_FOLD)
+
+
+def visible(text: str) -> str:
+    """``text`` without the characters that draw nothing."""
+    return text.translate(_DROP)
+
+
+class _Folded:
+    """A file's folded text, and the way back from a place in it to the same place in the file."""
+
+    def __init__(self, content: str) -> None:
+        self.text = fold(content)
+        self._gone: list[int] = []
+        if len(self.text) != len(content):  # only then is anything left out: found in C, mapped by bisection
+            dropped = [m.start() for m in _INVISIBLE_RE.finditer(content)]
+            self._gone = [at - index for index, at in enumerate(dropped)]
+
+    def span(self, span: Span) -> Span:
+        start, end = span
+        if not self._gone:
+            return span
+        first = start + bisect.bisect_right(self._gone, start)
+        last = end - 1 + bisect.bisect_right(self._gone, end - 1) if end > start else first
+        return first, last + 1 if end > start else first
 
 
 def _find_all(haystack: str, needle: str) -> list[Span]:
@@ -98,30 +144,31 @@ class _Ladder:
 
     def __init__(self, content: str) -> None:
         self.content = content
-        self._mapped: str | None = None
+        self._folded: _Folded | None = None
 
     @property
-    def mapped(self) -> str:
-        if self._mapped is None:
-            self._mapped = normalise_lookalikes(self.content)
-        return self._mapped
+    def folded(self) -> _Folded:
+        if self._folded is None:
+            self._folded = _Folded(self.content)
+        return self._folded
 
     def first(self, old: str) -> tuple[str, list[Span]] | None:
         spans = _find_all(self.content, old)
         if spans:
             return "exact", spans
-        mapped_old = normalise_lookalikes(old)
-        if mapped_old != old or self.mapped != self.content:
-            spans = _find_all(self.mapped, mapped_old)
+        mapped_old = fold(old)
+        folded = self.folded
+        if mapped_old.strip() and (mapped_old != old or folded.text != self.content):
+            spans = _find_all(folded.text, mapped_old)
             if spans:
-                return "lookalikes", spans
+                return "lookalikes", [folded.span(span) for span in spans]
         spans = _line_spans(self.content, old)
         if spans:
             return "trailing-whitespace", spans
-        if mapped_old != old or self.mapped != self.content:
-            spans = _line_spans(self.mapped, mapped_old)
+        if mapped_old.strip() and (mapped_old != old or folded.text != self.content):
+            spans = _line_spans(folded.text, mapped_old)
             if spans:
-                return "lookalikes+trailing-whitespace", spans
+                return "lookalikes+trailing-whitespace", [folded.span(span) for span in spans]
         return None
 
 

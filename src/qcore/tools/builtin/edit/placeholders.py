@@ -1,8 +1,12 @@
 """Placeholders models write instead of code ("... rest of the code unchanged", "// existing code here",
 a lone ``// ...``, ``<!-- ... -->``, "Lines 1-58 remain unchanged").
 
-Written to a file they would delete the code they stand for, so ``edit`` and ``write_file`` refuse them,
-unless the same text was already there (then it is the file's own comment, not a placeholder). What is
+Written to a file they would delete the code they stand for, so ``edit``, ``write_file`` and
+``apply_patch`` refuse them, unless the same text was already there (then it is the file's own comment,
+not a placeholder) or no code went missing (``code_lost``: a comment that says "the rest" above code that
+is all still there is a comment). Besides the phrases below, a placeholder is recognised by what it does
+(``elided_code``): a comment or ellipsis line that says "the rest" in one of several languages, where
+code the new text lacks used to be. What is
 code stays code: Python stubs (a ``...`` body after a line ending in ``:``), doctest ``...`` prompts, C
 varargs and JS spread (``...`` with something after it), and comments that say something else.
 """
@@ -100,6 +104,73 @@ def find_placeholder(new_text: str, old_text: str | None, file_text: str | None 
             continue
         return line
     return None
+
+
+# --- by what a line does: a comment or ellipsis line where code went missing ------------------------------
+
+_STANDALONE = re.compile(
+    rf"^[ \t]*(?:{_OPEN}|\{{?/\*)[^\n]*$|^[ \t]*[\[(]?[ \t]*(?:\.\.\.|…)(?![\w$\[({{.])[^\n]*$", re.MULTILINE
+)
+"""A line that is only a comment (its opener first) or starts with an ellipsis that spreads nothing
+(``...rest``, ``...[a]`` and ``...args`` are code)."""
+_ELISION = re.compile(
+    r"\.\.\.|…|\[\s*\.\.\.\s*\]|"
+    r"\b(?:rest|remain(?:s|ing|der)?|existing|unchanged|same|omit(?:ted)?|previous(?:ly)?|original|keep|kept|"
+    r"as\s+(?:is|before)|elided|snip|truncated|etc|implementation)\b|"
+    r"其余|其他|其它|省略|不变|保持|原有|现有|已有|同上|同前|原来|原本|照旧|不动|略|"  # Chinese
+    r"既存|変更なし|以下同|そのまま|생략|기존|나머지|변경\s*없|"  # Japanese, Korean
+    r"\b(?:resto|restante|existente|sin\s+cambios|igual|dem[aá]s|previ[oa]|mantener|mant[eé]n|omitid[oa]|"
+    r"anterior|sigue|reste|inchang[ée]|existant|unver[äa]ndert|bisherige|bestehende|wie\s+bisher|"
+    r"остальн|без\s+изменений|как\s+было)",  # es, pt, fr, de, ru
+    re.IGNORECASE,
+)
+"""What an elision says, in the languages models write comments in: an ellipsis, or a word for "the
+rest", "existing", "unchanged", "keep", "omitted" (English, Chinese, Japanese, Korean, Spanish,
+Portuguese, French, German, Russian)."""
+_COMMENT_ONLY = re.compile(rf"^[ \t]*(?:{_OPEN}|\{{/\*)")
+
+
+def _code_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip() and not _COMMENT_ONLY.match(line)]
+
+
+def elided_code(new_text: str, old_text: str | None, prose: bool) -> str | None:
+    """A comment or ellipsis line of ``new_text`` that says "the rest" (an ellipsis, or such a word in
+    any of several languages) and stands where ``old_text`` had code that ``new_text`` no longer has: it
+    would delete that code. None when there is no such line, or nothing went missing. In prose a line
+    that starts with an ellipsis is prose."""
+    if not old_text:
+        return None
+    seen = {line.strip() for line in old_text.split("\n")}
+    candidates = [
+        line.strip()
+        for line in (match.group(0) for match in _STANDALONE.finditer(new_text))
+        if line.strip() not in seen
+        and _ELISION.search(line)
+        and not (prose and not _COMMENT_ONLY.match(line))
+        and not _is_stub_line(new_text, line)
+    ]
+    return candidates[0] if candidates and code_lost(new_text, old_text) else None
+
+
+def code_lost(new_text: str, old_text: str | None) -> bool:
+    """Whether a line of code (not blank, not a comment) of ``old_text`` is nowhere in ``new_text``: what
+    makes a line that says "the rest" a placeholder rather than a comment (next to all the code it
+    speaks of, it stands for nothing)."""
+    if not old_text:
+        return False
+    kept = set(_code_lines(new_text))
+    return any(line not in kept for line in _code_lines(old_text))
+
+
+def _is_stub_line(text: str, line: str) -> bool:
+    """A line starting with ``...`` that is code: a Python body or a doctest continuation (``_is_stub``)."""
+    at = text.find(line)
+    return (
+        line.strip().startswith(("...", "…"))
+        and at >= 0
+        and _is_stub(text, at + len(line) - len(line.lstrip()))
+    )
 
 
 def placeholder_refusal(line: str, path: object, field: str) -> str:

@@ -9,21 +9,23 @@ blank line, one blank line where the file has two, doubled spaces, NFC against N
 ``…`` for ``...``). A reading counts only when it matches exactly one place; two places mean two possible
 edits, and the caller refuses.
 
-Every reading keeps the lines the model did not change as the file has them (``keep_unchanged``): only
-the lines it meant to change take its spelling, so a recovered call never rewrites a curly quote, a
-Markdown hard break or a doubled blank line the model did not mean to touch.
+Every reading keeps what the model did not change as the file has it (``carry_over``, character by
+character): only what differs between ``old_string`` and ``new_string`` takes the model's spelling, so a
+recovered call never rewrites a curly quote, a Markdown hard break or a doubled blank line the model did
+not mean to touch. Readings compose: the indentation reading compares lines as the cosmetic one does, so a
+block indented one level off and spelled with straight quotes is still found.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from qcore.tools.builtin.edit.match import Span, find_matches, normalise_lookalikes
+from qcore.tools.builtin.edit.carry import carry_over
+from qcore.tools.builtin.edit.match import Span, find_matches, fold, visible
 
 
 @dataclass(frozen=True)
@@ -33,23 +35,6 @@ class Reading:
     spans: tuple[Span, ...]
     news: tuple[str, ...]
     rung: str
-
-
-def keep_unchanged(file_lines: Sequence[str | None], old: str, new: str) -> str:
-    """``new`` with each line it shares with ``old`` spelled as the file spells that line.
-
-    ``file_lines[i]`` is the file's text for line ``i`` of ``old`` (None: nothing in the file)."""
-    old_lines, new_lines = old.split("\n"), new.split("\n")
-    if len(file_lines) != len(old_lines):
-        return new
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            out.extend(line for line in file_lines[i1:i2] if line is not None)
-        else:
-            out.extend(new_lines[j1:j2])
-    return "\n".join(out)
 
 
 # --- readings that decode old_string and new_string alike ------------------------------------------------
@@ -116,14 +101,12 @@ _DECODINGS: tuple[tuple[str, Callable[[str, str], tuple[str, str] | None]], ...]
 
 # --- readings line by line -----------------------------------------------------------------------------
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _INNER_SPACE = re.compile(r"(?<=\S)[ \t]+(?=\S)")
 
 
 def _cosmetic(line: str) -> str:
     """What a line says, without the spellings that do not change it."""
-    line = unicodedata.normalize("NFC", line.translate(_INVISIBLE)).replace("…", "...")
-    line = normalise_lookalikes(line).rstrip()
+    line = fold(unicodedata.normalize("NFC", fold(line)).replace("…", "...")).rstrip()
     indent = len(line) - len(line.lstrip())
     return line[:indent] + _INNER_SPACE.sub(" ", line[indent:])
 
@@ -135,6 +118,14 @@ class _Lines:
         self.content = content
         self.lines = content.split("\n")
         self.starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
+        self._keys: list[str] | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        """What each line says (``_cosmetic``), computed once for both line-by-line readings."""
+        if self._keys is None:
+            self._keys = list(map(_cosmetic, self.lines))
+        return self._keys
 
     def span(self, first: int, last: int, newline: bool) -> Span:
         """Lines ``first`` to ``last`` inclusive, with the newline after them when ``newline``."""
@@ -142,11 +133,10 @@ class _Lines:
         return self.starts[first], end + 1 if newline and last + 1 < len(self.lines) else end
 
 
-def _blocks(lines: Sequence[str]) -> list[tuple[str, int, int]]:
-    """Lines as ``(cosmetic text, first, end)``, a run of blank lines counted as one block."""
+def _blocks(keys: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Lines (by what they say) as ``(text, first, end)``, a run of blank lines counted as one block."""
     blocks: list[tuple[str, int, int]] = []
-    for index, line in enumerate(lines):
-        text = _cosmetic(line)
+    for index, text in enumerate(keys):
         if not text and blocks and not blocks[-1][0]:
             blocks[-1] = ("", blocks[-1][1], index + 1)
         else:
@@ -159,8 +149,8 @@ def _spelled_like(seen: str, old: str, new: str) -> str:
     file is NFC, no zero-width characters when the file has none, ``...`` where ``old`` wrote ``…``."""
     if unicodedata.is_normalized("NFC", seen):
         new = unicodedata.normalize("NFC", new)
-    if seen == seen.translate(_INVISIBLE):
-        new = new.translate(_INVISIBLE)
+    if seen == visible(seen):
+        new = visible(new)
     if "…" in old and "…" not in seen:
         new = new.replace("…", "...")
     return new
@@ -176,27 +166,20 @@ def _cosmetic_reading(lines: _Lines, old: str, new: str) -> list[Reading] | str:
     if new.startswith("\n" * lead):
         new = new[lead:]
     new_body = new[:-1] if trailing and new.endswith("\n") else new
-    wanted = _blocks(body.split("\n"))
+    wanted = _blocks(list(map(_cosmetic, body.split("\n"))))
     if not body.strip() or not wanted[0][0] or not wanted[-1][0]:
         return []
-    have = _blocks(lines.lines)
+    have = _blocks(lines.keys)
     keys = [block[0] for block in have]
     target = [block[0] for block in wanted]
     found: list[Reading] = []
     for at in range(len(keys) - len(target) + 1):
         if keys[at] != target[0] or keys[at : at + len(target)] != target:
             continue
-        mapping: list[str | None] = []
-        for (_, o1, o2), (_, f1, f2) in zip(wanted, have[at : at + len(target)], strict=True):
-            kept, count = lines.lines[f1:f2], o2 - o1
-            if count <= len(kept):  # one blank line for two: the last one stands for the rest
-                mapping.extend(kept[: count - 1])
-                mapping.append("\n".join(kept[count - 1 :]))
-            else:  # two blank lines for one: the extra ones stand for nothing
-                mapping.extend([*kept, *[None] * (count - len(kept))])
         first, last = have[at][1], have[at + len(target) - 1][2] - 1
-        changed = _spelled_like("\n".join(lines.lines[first : last + 1]), body, new_body)
-        text = keep_unchanged(mapping, body, changed) + new[len(new_body) :]
+        region = "\n".join(lines.lines[first : last + 1])
+        base, changed = (_spelled_like(region, body, text) for text in (body, new_body))
+        text = carry_over(base, region, changed) + new[len(new_body) :]
         span = lines.span(first, last, trailing)
         found.append(Reading((span,), (text,), "whitespace or Unicode spelling"))
     return found
@@ -213,20 +196,25 @@ def _indent_reading(lines: _Lines, old: str, new: str) -> list[Reading] | str:
         return []
     skip = old_lines.index(first)
     found: list[Reading] = []
-    for index, line in enumerate(lines.lines[skip : len(lines.lines) - len(old_lines) + skip + 1], skip):
-        shift = _shift(first, line) if line != first and line.lstrip() == first.lstrip() else None
-        if shift is None:
+    said = _cosmetic(first).lstrip()
+    keys = lines.keys
+    for index in range(skip, len(lines.lines) - len(old_lines) + skip + 1):
+        line = lines.lines[index]
+        shift = _shift(first, line) if keys[index].lstrip() == said else None
+        if shift is None or shift == ("", ""):
             continue
         block = lines.lines[index - skip : index - skip + len(old_lines)]
+        block_keys = keys[index - skip : index - skip + len(old_lines)]
         moved_old = [_shifted(o, shift) if o.strip() else o for o in old_lines]
         if any(
-            m != f if o.strip() else f.strip() for o, m, f in zip(old_lines, moved_old, block, strict=True)
+            _cosmetic(m or "") != f if o.strip() else f
+            for o, m, f in zip(old_lines, moved_old, block_keys, strict=True)
         ):
             continue
         moved_new = [_shifted(n, shift) if n.strip() else n for n in new_body.split("\n")]
         if None in moved_new:
             return "new_string is indented less than the shift that makes old_string match the file"
-        text = keep_unchanged(block, "\n".join(map(str, moved_old)), "\n".join(map(str, moved_new)))
+        text = carry_over("\n".join(map(str, moved_old)), "\n".join(block), "\n".join(map(str, moved_new)))
         span = lines.span(index - skip, index - skip + len(old_lines) - 1, trailing)
         found.append(Reading((span,), (text + new[len(new_body) :],), "indentation off by one amount"))
     return found
@@ -253,11 +241,15 @@ def _shifted(line: str, shift: tuple[str, str]) -> str | None:
 
 def second_reading(content: str, old: str, new: str) -> Reading | str | None:
     """The one place a second reading of ``old`` finds, with what to put there; a message when a reading
-    finds several places; None when no reading finds anything."""
+    finds several places; None when no reading finds anything. A decoding is tried with the match ladder
+    first, then, like the text as sent, line by line (an over-escaped block indented one level off is
+    read with both)."""
+    decodings: list[tuple[str, str, str]] = []
     for label, decode in _DECODINGS:
         decoded = decode(old, new)
         if decoded is None or decoded[0] == old:
             continue
+        decodings.append((label, *decoded))
         match = find_matches(content, decoded[0])
         if match is None:
             continue
@@ -266,15 +258,18 @@ def second_reading(content: str, old: str, new: str) -> Reading | str | None:
         news = (decoded[1],)
         if match.rung != "exact":
             start, end = match.spans[0]
-            news = (keep_unchanged(content[start:end].split("\n"), decoded[0], decoded[1]),)
+            news = (carry_over(decoded[0], content[start:end], decoded[1]),)
         return Reading(match.spans, news, label)
     lines = _Lines(content)
-    for reading in (_cosmetic_reading, _indent_reading):
-        found = reading(lines, old, new)
-        if isinstance(found, str):
-            return found
-        if len(found) == 1:
-            return found[0]
-        if found:
-            return f"read with {found[0].rung} set aside, old_string matches {len(found)} places"
+    for label, read_old, read_new in [("", old, new), *decodings]:
+        for reading in (_cosmetic_reading, _indent_reading):
+            found = reading(lines, read_old, read_new)
+            if isinstance(found, str):
+                return found
+            if label:
+                found = [Reading(one.spans, one.news, f"{label} and {one.rung}") for one in found]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                return f"read with {found[0].rung} set aside, old_string matches {len(found)} places"
     return None

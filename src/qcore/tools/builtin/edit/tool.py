@@ -19,10 +19,11 @@ from pydantic import Field
 
 from qcore.permissions.subjects import PathSubject
 from qcore.tools.base import ToolParams
+from qcore.tools.builtin.edit.carry import carry_over
 from qcore.tools.builtin.edit.file_change import Existing, FileChangeTool, Proposal
 from qcore.tools.builtin.edit.guards import refusal, unfenced
 from qcore.tools.builtin.edit.match import Span, apply_replacement, find_matches
-from qcore.tools.builtin.edit.readings import keep_unchanged, second_reading
+from qcore.tools.builtin.edit.readings import second_reading
 from qcore.tools.results import ToolErrorType, ToolResult
 
 
@@ -140,7 +141,7 @@ class Edit(FileChangeTool[EditParams]):
             old = old[:-1]
         news: Sequence[str] = [new] * count
         if match.rung != "exact":  # lines the model did not change keep the file's own spelling
-            news = [keep_unchanged(content[start:end].split("\n"), old, new) for start, end in match.spans]
+            news = [carry_over(old, content[start:end], new) for start, end in match.spans]
         return self._proposal(
             path, existing, content, match.spans, news, match.rung, note, old.endswith("\n")
         )
@@ -186,8 +187,8 @@ class Edit(FileChangeTool[EditParams]):
                 ToolErrorType.EDIT_NO_CHANGE,
             )
         if rung != "exact":
-            note += f" (old_string matched the file after allowing for {rung}; lines you did not change keep "
-            note += "the file's own spelling.)"
+            note += f" (old_string matched the file after allowing for {rung}; what you did not change keeps "
+            note += "the file's own characters.)"
         return Proposal(path, existing, updated, note.strip(), regions)
 
     async def modified_params(self, params: EditParams, content: str) -> EditParams:

@@ -26,7 +26,7 @@ from textual.binding import Binding, BindingType
 
 from qcli.severity import Severity
 from qcli.tui.approver import TuiApprover
-from qcli.tui.history import PromptHistory, history_path
+from qcli.tui.history import PromptHistory, history_path, queued_preview
 from qcli.tui.keys import SCROLL_KEYS, AppKeys
 from qcli.tui.signals import TerminalSignals
 from qcli.tui.transcript import Transcript
@@ -45,9 +45,7 @@ if TYPE_CHECKING:
     from qcore.events import Event, SourceState
     from qcore.llm.types import LLMClient
 
-__all__ = ["QcliApp", "queued_preview"]
-
-QUEUED_PREVIEW_CHARS = 60
+__all__ = ["QcliApp"]
 
 TRANSCRIPT_STYLES = {Severity.ERROR: "red", Severity.WARNING: "yellow"}
 """How a notice of each severity is printed in the transcript (the rest dim)."""
@@ -449,12 +447,3 @@ class QcliApp(App[int]):
                 from qcli.launch import remove_scratch
 
                 remove_scratch(self.launch)
-
-
-def queued_preview(text: str) -> str:
-    """The queued prompt, quoted on one line: its first line, cut to ``QUEUED_PREVIEW_CHARS``."""
-    lines = text.strip().splitlines() or [""]
-    first = lines[0]
-    if len(first) > QUEUED_PREVIEW_CHARS or len(lines) > 1:
-        first = first[: QUEUED_PREVIEW_CHARS - 1].rstrip() + "…"
-    return f"“{first}”"

@@ -81,3 +81,15 @@ class HistoryCursor:
     def reset(self) -> None:
         self.index = None
         self.draft = ""
+
+
+QUEUED_PREVIEW_CHARS = 60
+
+
+def queued_preview(text: str) -> str:
+    """The queued prompt, quoted on one line: its first line, cut to ``QUEUED_PREVIEW_CHARS``."""
+    lines = text.strip().splitlines() or [""]
+    first = lines[0]
+    if len(first) > QUEUED_PREVIEW_CHARS or len(lines) > 1:
+        first = first[: QUEUED_PREVIEW_CHARS - 1].rstrip() + "…"
+    return f"“{first}”"

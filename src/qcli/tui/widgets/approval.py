@@ -321,8 +321,8 @@ class ApprovalPanel(Vertical, can_focus=True):
                 key(letter, f"for {SCOPE_WORDS[scope]}" + (f", saved in {visible(where)}" if where else ""))
                 text.append("\n")
             key("r", "edit the rule")
-            if len(self._rule_choices()) > 1:
-                key("w", "narrower" if self._wider_at_end() else "wider")
+            if len(choices := self._rule_choices()) > 1:
+                key("w", "narrower" if self.rules == choices[-1] else "wider")
             key("esc", "back")
         elif self.step is Step.RULE:
             text.append("Edit the rule, then Enter (Esc to go back)", "bold")
@@ -342,15 +342,10 @@ class ApprovalPanel(Vertical, can_focus=True):
         self._answer(Decision.reject(feedback))
 
     def _rule_choices(self) -> list[tuple[str, ...]]:
-        """The rules "always" may save, narrowest first, when the answer is "always" for this call."""
+        """The rules "always" for this call may save, narrowest first."""
         request = self.question.request if self.question is not None else None
-        if request is None or self.outcome != "proceed_always":
-            return []
-        return [request.suggested_rules, *request.wider_rules]
-
-    def _wider_at_end(self) -> bool:
-        choices = self._rule_choices()
-        return bool(choices) and self.rules == choices[-1]
+        ok = request is not None and self.outcome == "proceed_always"
+        return [request.suggested_rules, *request.wider_rules] if ok and request else []
 
     async def _enter_step(self, step: Step) -> None:
         self.step = step
@@ -420,8 +415,7 @@ class ApprovalPanel(Vertical, can_focus=True):
                 self._answer(Decision(outcome, scope=RuleSource(self.scopes[key]), rules=self.rules))
             elif key == "r":
                 await self._enter_step(Step.RULE)
-            elif key == "w" and len(self._rule_choices()) > 1:
-                choices = self._rule_choices()
+            elif key == "w" and len(choices := self._rule_choices()) > 1:
                 at = choices.index(self.rules) if self.rules in choices else -1
                 self.rules = choices[(at + 1) % len(choices)]
                 self._show_keys()

@@ -311,3 +311,17 @@ async def test_slash_commands_and_modes_and_a_saved_session_loaded_again(workdir
         await connection.prompt(session_id=session_id, prompt=prompt("go on"))
     users = [m["content"] for m in workdir.server.chat_requests[-1].body["messages"] if m["role"] == "user"]
     assert users == ["remember this", "go on"]
+
+
+async def test_loading_a_session_open_on_the_connection_replays_the_same_session(workdir: Workdir) -> None:
+    workdir.server.script.append(Reply(text="first answer"))
+    client = RecordingClient(pick("allow_once"))
+    async with agent(workdir, client) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("hello"))
+        await connection.load_session(cwd=str(workdir.root), session_id=session_id, mcp_servers=[])
+        assert client.text(session_id) == "first answerfirst answer"  # shown once, then replayed
+        workdir.server.script.append(Reply(text="second"))
+        await connection.prompt(session_id=session_id, prompt=prompt("again"))
+    users = [m["content"] for m in workdir.server.chat_requests[-1].body["messages"] if m["role"] == "user"]
+    assert users == ["hello", "again"]  # one session, not a second one on the same file

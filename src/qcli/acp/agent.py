@@ -162,9 +162,11 @@ class QcliAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        if session_id in self.sessions:
-            raise RequestError.invalid_params({"details": f"Session {session_id} is already open."})
-        opened = await self._open(cwd, mcp_servers, resume_id=session_id)
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            opened = await self._open(cwd, mcp_servers, resume_id=session_id)
+        # Open already (the client lost its view, or shows it in a second pane): the same session,
+        # replayed, rather than a second one writing to the same file.
         opened.show_history(opened.session.history)
         await opened.flush()
         return LoadSessionResponse(modes=updates.modes(opened.session.approval_mode))

@@ -236,15 +236,14 @@ class ContextKeeper:
                 "Use a model or server with a larger context (a llama.cpp server: -c 16384 or more), or "
                 "offer fewer tools (tools.core or tools.exclude in settings.json)."
             )
-            self.events.emit(ErrorOccurred(message, "context_window"))
-            return Fit(False, tokens, prompt_too_big=True)
-        message = (
-            f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
-            f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "
-            f"take {fixed:,} and the answer needs room: about {fits:,} characters fit. It was not added to "
-            "the conversation. Shorten it, or save the text to a file and name the file in the message "
-            "(without @): the model reads files in parts."
-        )
+        else:
+            message = (
+                f"The message is too long for the model: about {tokens:,} tokens ({size:,} bytes), and the "
+                f"model's window is {self.window:,} tokens, of which the system prompt and tool declarations "
+                f"take {fixed:,} and the answer needs room: about {fits:,} characters fit. It was not added "
+                "to the conversation. Shorten it, or save the text to a file and name the file in the "
+                "message (without @): the model reads files in parts."
+            )
         self.events.emit(ErrorOccurred(message, "context_window"))
         return Fit(False, tokens, prompt_too_big=True)
 

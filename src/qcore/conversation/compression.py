@@ -46,6 +46,8 @@ KEEP = 0.4
 SUMMARY_SHARE, OUTCOMES_SHARE = 0.25, 0.1
 """Shares of the room for the summary and the list of tool outcomes (each also capped in tokens)."""
 SUMMARY_CAP, OUTCOMES_CAP = 8_000, 4_000
+DISCOVERY_WAIT = 2.0
+"""Seconds the first request waits for the server to say its window."""
 MESSAGE_CLIP = 2_000
 """Characters of one message shown to the summariser (a long tool output is cut in the middle)."""
 HEADER = (
@@ -111,10 +113,13 @@ class ContextKeeper:
         task = self._discovery
         if task is None or self._taken:
             return
+        await asyncio.wait({task}, timeout=DISCOVERY_WAIT)
+        if not task.done():
+            return  # a slow server is not waited on: its answer is taken at a later request
         self._taken = True
         try:
-            window = await task
-        except Exception:  # an answer that cannot be read is no answer
+            window = task.result()
+        except (Exception, asyncio.CancelledError):  # no answer, or one that cannot be read
             window = None
         if window:
             self.window = window

@@ -173,3 +173,51 @@ async def test_a_background_snapshot_that_fails_switches_checkpoints_off(root: P
     await turns.settle()
     await asyncio.sleep(0)
     assert not turns.enabled and said == ["Checkpoints are off for the rest of this session: disk full"]
+
+
+async def test_a_rewind_to_a_turn_there_is_not_is_refused_by_number(root: Path, tmp_path: Path) -> None:
+    checkpoints = Checkpoints.for_project(root, session="s1", home=tmp_path / "home")
+    with pytest.raises(ValueError, match="no turn 1 to rewind to"):
+        await checkpoints.plan_rewind(1)
+    await checkpoints.begin_turn("one")
+    await checkpoints.end_turn()
+    [turn] = await checkpoints.turns()
+    with pytest.raises(ValueError, match=f"no turn {turn.index + 5} to rewind to"):
+        await checkpoints.plan_rewind(turn.index + 5)
+
+
+async def test_a_turn_without_its_end_snapshot_is_rewound_to_the_present(root: Path, tmp_path: Path) -> None:
+    checkpoints = Checkpoints.for_project(root, session="s1", home=tmp_path / "home")
+    await checkpoints.begin_turn("cut short")
+    (root / "a.txt").write_text("changed by the turn\n")  # the turn ended without its end snapshot
+    [turn] = await checkpoints.turns()
+    assert turn.after is None
+    plan = await checkpoints.plan_rewind(turn.index)
+    assert [item.path for item in plan.restore] == ["a.txt"] and plan.conflicts == ()
+    await checkpoints.apply(plan)
+    assert (root / "a.txt").read_text() == "one\n"
+
+
+async def test_changes_by_hand_between_and_after_turns_are_conflicts_named_by_turn(
+    root: Path, tmp_path: Path
+) -> None:
+    checkpoints = Checkpoints.for_project(root, session="s1", home=tmp_path / "home")
+    (root / "b.txt").write_text("b\n")
+    (root / "c.txt").write_text("c\n")
+    await checkpoints.begin_turn("first")
+    (root / "a.txt").write_text("turn one\n")
+    await checkpoints.end_turn()
+    (root / "a.txt").write_text("the user's, between the turns\n")
+    await checkpoints.begin_turn("second")
+    (root / "b.txt").write_text("turn two\n")
+    (root / "c.txt").write_text("turn two\n")
+    await checkpoints.end_turn()
+    (root / "c.txt").write_text("the user's, after the last turn\n")
+    first, second = await checkpoints.turns()
+    plan = await checkpoints.plan_rewind(first.index)
+    assert [item.path for item in plan.restore] == ["b.txt"]
+    assert {item.path: item.reason for item in plan.conflicts} == {
+        "a.txt": f"changed by hand after turn {first.index}",
+        "c.txt": f"changed by hand after turn {second.index}",
+    }
+    assert plan.turns == (first.index, second.index) and plan.checkpoint_id == first.before.id

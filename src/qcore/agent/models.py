@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from qcore.agent.session import Session
     from qcore.llm.types import LLMClient
 
-PROTOCOLS_SPOKEN = frozenset({"openai"})
-"""Built-in providers whose entries qcli can use; a provider id of one's own is taken as OpenAI-compatible
-unless ``providerProtocol`` maps it elsewhere."""
+NOT_SPOKEN = frozenset({"anthropic", "gemini", "vertex-ai", "qwen-oauth"})
+"""Providers whose entries speak another API than OpenAI's; every other provider id (``openai``, one's
+own) is taken as OpenAI-compatible."""
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,14 @@ class ModelChoice:
     generation: Mapping[str, Any] | None = None
     """The entry's own ``generationConfig`` (over the session's)."""
     source: str = "settings"
-    """``settings``, ``server`` (listed by ``/v1/models``) or ``current``."""
+    """``settings``, ``server`` (listed by ``/v1/models``) or ``named`` (by the user, listed nowhere)."""
 
 
-def configured_choices(settings: Settings, protocols: Mapping[str, Any] | None = None) -> list[ModelChoice]:
+def configured_choices(settings: Settings) -> list[ModelChoice]:
     """The models ``modelProviders`` offers, in the order written; malformed entries skipped."""
-    protocols = protocols or {}
     found: list[ModelChoice] = []
     for provider, entries in settings.model_providers.items():
-        spoken = provider in PROTOCOLS_SPOKEN or (
-            provider not in ("anthropic", "gemini", "vertex-ai", "qwen-oauth")
-            and protocols.get(provider, "openai") == "openai"
-        )
-        if not spoken or not isinstance(entries, list):
+        if provider in NOT_SPOKEN or not isinstance(entries, list):
             continue
         for entry in entries:
             try:

@@ -332,7 +332,7 @@ class Session:
             return  # the turn has ended; it commits what the step got to
         step.calls = await self.scheduler.run(response.tool_calls, signal)
         if response.finish_reason == "length":
-            step.calls = [call.evolve(note=CUT_OFF_NOTE) for call in step.calls]
+            step.calls = [call.noted(CUT_OFF_NOTE) for call in step.calls]
         verdict = self.loop_guard.observe(step.calls)
         if verdict is not None and not verdict.stop:  # the model reads it with the call's result
             step.calls = [c.noted(verdict.reason) if c is verdict.call else c for c in step.calls]

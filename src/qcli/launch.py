@@ -153,19 +153,31 @@ class Launch:
             return demo_model(self.cwd)
         if not self.model.configured:
             return None
-        from qcore.llm.generation import generation_config
-        from qcore.llm.openai import OpenAIClient
-        from qcore.llm.tokens import default_window
-
-        window = self.settings.model.context_window_size or default_window(self.model.model)
-        generation = generation_config(self.settings.model.generation_config, os.environ, window=window)
-        self.problems.extend(generation.problems)
-        return OpenAIClient.configured(
-            model=self.model.model,
-            api_key=self.model.api_key,
-            base_url=self.model.base_url,
-            generation=generation,
+        client, problems = openai_client(
+            self.settings, self.model.model, self.model.api_key, self.model.base_url
         )
+        self.problems.extend(problems)
+        return client
+
+
+def openai_client(
+    settings: Settings,
+    model: str,
+    api_key: str | None,
+    base_url: str | None,
+    generation: Mapping[str, Any] | None = None,
+) -> tuple[LLMClient, tuple[str, ...]]:
+    """A client for ``model`` made as ``model.generationConfig`` says (with ``generation``, a
+    ``modelProviders`` entry's own, over it), and what in those settings was ignored."""
+    from qcore.llm.generation import generation_config
+    from qcore.llm.openai import OpenAIClient
+    from qcore.llm.tokens import default_window
+
+    raw = {**(settings.model.generation_config or {}), **(generation or {})}
+    window = settings.model.context_window_size or default_window(model)
+    config = generation_config(raw, os.environ, window=window)
+    client = OpenAIClient.configured(model=model, api_key=api_key, base_url=base_url, generation=config)
+    return client, config.problems
 
 
 def prepare(args: argparse.Namespace, cwd: Path | None = None) -> Launch:

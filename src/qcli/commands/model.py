@@ -55,19 +55,13 @@ def _client_maker(
     current: LLMClient, settings: Settings | None
 ) -> Callable[[ModelChoice, str | None], LLMClient] | None:
     """Makes a client for a model on another endpoint, configured as the session's own is."""
-    from qcore.llm.generation import generation_config
+    from qcli.launch import openai_client
     from qcore.llm.openai import OpenAIClient
-    from qcore.llm.tokens import default_window
 
     if not isinstance(current, OpenAIClient) or settings is None:
         return None
-    own = settings.model.generation_config or {}
 
     def make(choice: ModelChoice, key: str | None) -> LLMClient:
-        raw = {**own, **(choice.generation or {})}
-        generation = generation_config(raw, os.environ, window=default_window(choice.id))
-        return OpenAIClient.configured(
-            model=choice.id, api_key=key, base_url=choice.base_url, generation=generation
-        )
+        return openai_client(settings, choice.id, key, choice.base_url, choice.generation)[0]
 
     return make

@@ -48,6 +48,8 @@ SUMMARY_SHARE, OUTCOMES_SHARE = 0.25, 0.1
 SUMMARY_CAP, OUTCOMES_CAP = 8_000, 4_000
 DISCOVERY_WAIT = 2.0
 """Seconds the first request waits for the server to say its window."""
+MIN_MESSAGE_ROOM = 2_000
+"""Characters a message must have room for; below it the window is too small for the session itself."""
 MESSAGE_CLIP = 2_000
 """Characters of one message shown to the summariser (a long tool output is cut in the middle)."""
 HEADER = (
@@ -234,7 +236,7 @@ class ContextKeeper:
         if tokens <= room:
             return None
         fits = max(0, int(room * self.meter.bytes_per_token))
-        if fits < MESSAGE_CLIP:  # the session's own part leaves no room for any message
+        if fits < MIN_MESSAGE_ROOM:  # the session's own part leaves no room for any message
             message = (
                 f"The model's window of {self.window:,} tokens is too small for this session: the system "
                 f"prompt and tool declarations alone take about {fixed:,} tokens, and the answer needs room. "

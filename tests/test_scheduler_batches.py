@@ -1,0 +1,388 @@
+"""How ToolScheduler runs one batch: reads side by side and every change alone, a checkpoint before a batch
+that may change files, the questions first and in call order, what each answer does, and cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qcore.abort import AbortSignal
+from qcore.agent.scheduler import ToolScheduler
+from qcore.calls import ToolCall, ToolCallState
+from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
+from qcore.extensions.hooks import HookFeedback, ToolGate
+from qcore.files.workspace import Workspace
+from qcore.llm.types import ToolCallRequest
+from qcore.permissions import ApprovalMode, ApprovalRequest, Decision, PermissionPolicy
+from qcore.permissions.rules import RuleKind, RuleSource
+from qcore.testing import ScriptedApprover
+from qcore.tools.base import BaseTool, Kind, ToolContext, UpdateOutput
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.confirmation import ToolConfirmationOutcome
+from qcore.tools.registry import ToolRegistry
+from qcore.tools.results import ToolErrorType, ToolResult
+from tests.support.tools import EchoParams, FakeShell
+
+
+def call(call_id: str, name: str, **args: object) -> ToolCallRequest:
+    return ToolCallRequest(call_id, name, json.dumps(args))
+
+
+class Logged(BaseTool[EchoParams]):
+    """Writes when each call starts and ends to a shared log; nothing to ask."""
+
+    params_model = EchoParams
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def execute(
+        self, params: EchoParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        self.log.append(f"start {params.text}")
+        await asyncio.sleep(params.delay)
+        self.log.append(f"end {params.text}")
+        return ToolResult(params.text, params.text)
+
+
+class Reader(Logged):
+    name = "reader"
+    kind = Kind.READ
+
+
+class Searcher(Logged):
+    name = "searcher"
+    kind = Kind.SEARCH
+
+
+class Changer(Logged):
+    name = "changer"
+    kind = Kind.EDIT
+
+
+class Thinker(Logged):
+    name = "thinker"
+    kind = Kind.THINK
+
+
+class Batch:
+    """A scheduler over the logged tools, the fake shell and the real edit tools in ``root``."""
+
+    def __init__(
+        self,
+        root: Path,
+        mode: ApprovalMode = ApprovalMode.YOLO,
+        approver: Any = None,
+        hooks: Any = None,
+        policy: PermissionPolicy | None = None,
+    ) -> None:
+        self.log: list[str] = []
+        self.events: list[Event] = []
+        self.registry = ToolRegistry()
+        for tool in (Reader(self.log), Searcher(self.log), Changer(self.log), Thinker(self.log)):
+            self.registry.register(tool)
+        self.shell = FakeShell()
+        self.registry.register(self.shell)
+        context = ToolContext(Workspace([root]))
+        self.registry.register(Edit(context), builtin=True)
+        self.policy = policy or PermissionPolicy(mode=mode, root=root)
+        self.approver = approver
+        self.scheduler = ToolScheduler(
+            self.registry,
+            self.policy,
+            approver,
+            self.events.append,
+            before_changes=self.checkpoint,
+            hooks=hooks,
+        )
+
+    async def checkpoint(self) -> None:
+        self.log.append("checkpoint")
+
+    async def run(self, *requests: ToolCallRequest, signal: AbortSignal | None = None) -> list[ToolCall]:
+        return await self.scheduler.run(list(requests), signal or AbortSignal())
+
+
+def before(log: list[str], first: str, second: str) -> bool:
+    return log.index(first) < log.index(second)
+
+
+# --- reads side by side, changes alone ---------------------------------------------------------------
+
+
+async def test_a_change_waits_for_the_reads_before_it_and_the_reads_after_it_wait_for_the_change(
+    tmp_path: Path,
+) -> None:
+    b = Batch(tmp_path)
+    done = await b.run(
+        call("1", "reader", text="r1", delay=0.05),
+        call("2", "searcher", text="r2", delay=0.05),
+        call("3", "changer", text="w", delay=0.05),
+        call("4", "reader", text="r3", delay=0.05),
+        call("5", "reader", text="r4", delay=0.05),
+    )
+    assert [c.response_text() for c in done] == ["r1", "r2", "w", "r3", "r4"]
+    log = b.log
+    assert before(log, "start r2", "end r1") and before(log, "start r1", "end r2")  # side by side
+    assert before(log, "end r1", "start w") and before(log, "end r2", "start w")
+    assert before(log, "end w", "start r3") and before(log, "end w", "start r4")
+    assert before(log, "start r4", "end r3")  # the reads after the change run side by side again
+
+
+async def test_changes_and_commands_run_one_at_a_time_in_call_order(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    await b.run(
+        call("1", "changer", text="a", delay=0.03),
+        call("2", "changer", text="b", delay=0.01),
+        call("3", "thinker", text="c"),
+    )
+    assert b.log[1:] == ["start a", "end a", "start b", "end b", "start c", "end c"]
+
+
+async def test_a_failed_call_between_reads_does_not_stop_the_others(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    done = await b.run(
+        call("1", "reader", text="r1", delay=0.02),
+        call("2", "nonexistent", text="x"),
+        call("3", "reader", text="r2", delay=0.02),
+        call("4", "reader", text="r3", delay=0.02),
+    )
+    assert [c.state for c in done] == [
+        ToolCallState.SUCCESS,
+        ToolCallState.ERROR,
+        ToolCallState.SUCCESS,
+        ToolCallState.SUCCESS,
+    ]
+    assert before(b.log, "end r1", "start r2") and before(b.log, "start r3", "end r2")
+
+
+# --- the checkpoint ------------------------------------------------------------------------------------
+
+
+async def test_a_checkpoint_comes_before_anything_runs_in_a_batch_that_may_change_files(
+    tmp_path: Path,
+) -> None:
+    b = Batch(tmp_path)
+    await b.run(call("1", "reader", text="r"), call("2", "changer", text="w"), call("3", "changer", text="v"))
+    assert b.log == ["checkpoint", "start r", "end r", "start w", "end w", "start v", "end v"]
+
+
+@pytest.mark.parametrize("name", ["reader", "searcher", "thinker"])
+async def test_no_checkpoint_for_a_batch_that_changes_nothing(tmp_path: Path, name: str) -> None:
+    b = Batch(tmp_path)
+    await b.run(call("1", name, text="a"), call("2", name, text="b"))
+    assert "checkpoint" not in b.log and len(b.log) == 4
+
+
+async def test_no_checkpoint_when_the_only_change_was_refused(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT)  # nobody to ask: the command is refused
+    done = await b.run(call("1", "reader", text="r"), call("2", "run_shell_command", command="make"))
+    assert done[1].state is ToolCallState.ERROR and b.shell.ran == []
+    assert b.log == ["start r", "end r"]
+
+
+async def test_a_command_and_an_edit_are_changes(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("old\n")
+    b = Batch(tmp_path)
+    await b.run(call("1", "run_shell_command", command="make"))
+    await b.run(call("2", "edit", file_path="f.txt", old_string="old", new_string="new"))
+    assert b.log == ["checkpoint", "checkpoint"]
+
+
+# --- questions -----------------------------------------------------------------------------------------
+
+
+class Watching:
+    """Answers in order and notes, at each question, what the shell had run by then."""
+
+    def __init__(self, shell: FakeShell, *decisions: Decision) -> None:
+        self.shell, self.decisions = shell, list(decisions)
+        self.requests: list[ApprovalRequest] = []
+        self.ran_when_asked: list[list[str]] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        self.ran_when_asked.append(list(self.shell.ran))
+        return self.decisions.pop(0)
+
+
+async def test_every_question_is_put_in_call_order_before_anything_runs(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT)
+    watching = Watching(b.shell, Decision.once(), Decision.reject(), Decision.once())
+    b.scheduler.approver = watching
+    done = await b.run(
+        call("1", "run_shell_command", command="make a"),
+        call("2", "run_shell_command", command="make b"),
+        call("3", "run_shell_command", command="make c"),
+    )
+    assert [r.call_id for r in watching.requests] == ["1", "2", "3"]
+    assert watching.ran_when_asked == [[], [], []]
+    assert b.shell.ran == ["make a", "make c"]
+    assert [c.state for c in done] == [ToolCallState.SUCCESS, ToolCallState.CANCELLED, ToolCallState.SUCCESS]
+
+
+async def test_a_rejection_is_shown_as_rejected_and_denied(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.reject()))
+    [done] = await b.run(call("1", "run_shell_command", command="rm -rf /"))
+    assert done.state is ToolCallState.CANCELLED and done.outcome is ToolConfirmationOutcome.CANCEL
+    assert done.result is not None and done.result.return_display == "Rejected"
+    assert done.result.error is not None and done.result.error.type is ToolErrorType.EXECUTION_DENIED
+    assert done.response_text() == "[Operation Cancelled] Reason: User did not allow tool call."
+
+
+async def test_always_remembers_the_rule_for_what_the_call_touched(tmp_path: Path) -> None:
+    for name in ("f.txt", "g.txt"):
+        (tmp_path / name).write_text("old\n")
+    approver = ScriptedApprover(Decision.always(), Decision.once())
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)
+    [first] = await b.run(call("1", "edit", file_path="f.txt", old_string="old", new_string="new"))
+    assert approver.requests[0].suggested_rules == ("edit(f.txt)",)
+    assert first.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS
+    assert [(r.kind, r.pattern) for r in b.policy.active_rules()] == [(RuleKind.ALLOW, "edit(f.txt)")]
+    await b.run(call("2", "edit", file_path="f.txt", old_string="new", new_string="newer"))
+    assert len(approver.requests) == 1  # the same file: covered by the rule
+    await b.run(call("3", "edit", file_path="g.txt", old_string="old", new_string="new"))
+    assert len(approver.requests) == 2  # another file: asked again
+    assert (tmp_path / "f.txt").read_text() == "newer\n" and (tmp_path / "g.txt").read_text() == "new\n"
+
+
+async def test_always_with_the_users_own_rules_saves_them_where_the_user_chose(tmp_path: Path) -> None:
+    saved: list[tuple[RuleSource, RuleKind, str]] = []
+
+    def persist(source: RuleSource, kind: RuleKind, pattern: str) -> Path:
+        saved.append((source, kind, pattern))
+        return tmp_path / "settings.json"
+
+    approver = ScriptedApprover(Decision.always(RuleSource.USER, rules=("run_shell_command(make *)",)))
+    policy = PermissionPolicy(mode=ApprovalMode.DEFAULT, root=tmp_path, persist=persist)
+    b = Batch(tmp_path, approver=approver, policy=policy)
+    [done] = await b.run(call("1", "run_shell_command", command="make all"))
+    assert done.state is ToolCallState.SUCCESS
+    assert saved == [(RuleSource.USER, RuleKind.ALLOW, "run_shell_command(make *)")]
+
+
+async def test_a_rule_that_cannot_be_saved_is_reported_and_the_call_still_runs(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("old\n")
+    approver = ScriptedApprover(Decision.always(RuleSource.PROJECT))
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)  # the policy has no way to save
+    [done] = await b.run(call("1", "edit", file_path="f.txt", old_string="old", new_string="new"))
+    assert done.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "new\n"
+    [error] = [e for e in b.events if isinstance(e, ErrorOccurred)]
+    assert error.kind == "permissions"
+    assert error.message.startswith("Could not save the rule edit(f.txt): ")
+    assert "cannot save rules" in error.message
+
+
+async def test_a_tool_that_cannot_take_edited_content_refuses_the_users_version(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.modify("echo hi")))
+    [done] = await b.run(call("1", "run_shell_command", command="make"))
+    assert done.state is ToolCallState.ERROR and b.shell.ran == []
+    assert done.result is not None and done.result.error is not None
+    assert done.result.error.type is ToolErrorType.INVALID_TOOL_PARAMS
+    assert done.response_text().endswith("run_shell_command cannot take edited content from the user.")
+
+
+async def test_an_edit_answer_without_content_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("old\n")
+    approver = ScriptedApprover(Decision(ToolConfirmationOutcome.MODIFY_WITH_EDITOR))
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)
+    [done] = await b.run(call("1", "edit", file_path="f.txt", old_string="old", new_string="new"))
+    assert done.state is ToolCallState.ERROR and "cannot take edited content" in done.response_text()
+    assert (tmp_path / "f.txt").read_text() == "old\n"
+
+
+async def test_the_users_version_that_leaves_nothing_to_ask_goes_on_unasked(tmp_path: Path) -> None:
+    """Keeping the file as it is leaves no change to ask about: the call is not asked again, and the edit
+    itself tells the model there was nothing to change."""
+    (tmp_path / "f.txt").write_text("as it is\n")
+    approver = ScriptedApprover(Decision.modify("as it is\n"))
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)
+    [done] = await b.run(call("1", "edit", file_path="f.txt", old_string="as it", new_string="was"))
+    assert len(approver.requests) == 1 and done.modified_by_user
+    assert done.outcome is ToolConfirmationOutcome.MODIFY_WITH_EDITOR and done.confirmation is None
+    assert (tmp_path / "f.txt").read_text() == "as it is\n"
+    assert [e.call.state for e in b.events if isinstance(e, ToolCallUpdated)][-3:] == [
+        ToolCallState.SCHEDULED,
+        ToolCallState.EXECUTING,
+        done.state,
+    ]
+
+
+# --- hooks ---------------------------------------------------------------------------------------------
+
+
+class Hooks:
+    """The loop's hooks, recording what the scheduler tells them."""
+
+    def __init__(self, gate: ToolGate | None = None) -> None:
+        self.gate = gate or ToolGate()
+        self.asked: list[str] = []
+        self.after: list[tuple[str, bool]] = []
+
+    async def before_tool(self, call: ToolCall, signal: AbortSignal) -> ToolGate:
+        return self.gate
+
+    async def after_tool(self, call: ToolCall, signal: AbortSignal) -> HookFeedback:
+        self.after.append((call.call_id, signal.aborted))
+        return HookFeedback(context="checked by a hook")
+
+    def asking(self, message: str) -> None:
+        self.asked.append(message)
+
+
+async def test_hooks_hear_of_each_question_and_see_each_result(tmp_path: Path) -> None:
+    hooks = Hooks()
+    approver = ScriptedApprover(Decision.once())
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver, hooks=hooks)
+    done = await b.run(call("1", "run_shell_command", command="make"), call("2", "reader", text="r"))
+    assert hooks.asked == [f"{b.shell.display_name}: {done[0].description}"]
+    assert hooks.after == [("1", False), ("2", False)]
+    assert done[1].response_text() == "r\n\nchecked by a hook"
+
+
+# --- cancellation --------------------------------------------------------------------------------------
+
+
+async def started(events: list[Event]) -> None:
+    while not any(isinstance(e, ToolOutputUpdated) for e in events):
+        await asyncio.sleep(0.01)
+
+
+async def test_cancel_running_ends_the_running_call_and_the_batch_goes_on(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    assert not b.scheduler.cancel_running("nothing runs")
+    running = asyncio.ensure_future(
+        b.run(call("1", "run_shell_command", command="sleep", seconds=5), call("2", "reader", text="after"))
+    )
+    await started(b.events)
+    assert b.scheduler.cancel_running("Stopped by the user.")
+    first, second = await asyncio.wait_for(running, 5)
+    assert first.state is ToolCallState.CANCELLED and b.shell.saw_abort
+    assert first.response_text().startswith("[Operation Cancelled] Reason: Stopped by the user.")
+    assert first.result is not None and first.result.error is not None
+    assert first.result.error.type is ToolErrorType.EXECUTION_FAILED
+    display = first.result.return_display
+    assert isinstance(display, str) and display.startswith("tick 0\n")  # what the user saw so far
+    assert second.state is ToolCallState.SUCCESS and second.response_text() == "after"
+    assert not b.scheduler.cancel_running("again")
+
+
+async def test_a_call_cancelled_before_it_ran_shows_the_reason(tmp_path: Path) -> None:
+    never = asyncio.Event()
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once(), wait=never))
+    signal = AbortSignal()
+    running = asyncio.ensure_future(b.run(call("1", "run_shell_command", command="make"), signal=signal))
+    while not any(
+        isinstance(e, ToolCallUpdated) and e.call.state.value == "awaiting_approval" for e in b.events
+    ):
+        await asyncio.sleep(0.01)
+    signal.abort("ctrl-c")
+    [done] = await asyncio.wait_for(running, 2)
+    assert done.state is ToolCallState.CANCELLED
+    assert done.result is not None and done.result.return_display == "Tool call cancelled by user."
+    assert done.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user."

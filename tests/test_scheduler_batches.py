@@ -12,7 +12,7 @@ import pytest
 
 from qcore.abort import AbortSignal
 from qcore.agent.scheduler import ToolScheduler
-from qcore.calls import ToolCall, ToolCallState
+from qcore.calls import ToolCall, ToolCallState, running_call
 from qcore.events import ErrorOccurred, Event, ToolCallUpdated, ToolOutputUpdated
 from qcore.extensions.hooks import HookFeedback, ToolGate
 from qcore.files.workspace import Workspace
@@ -20,12 +20,12 @@ from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision, PermissionPolicy
 from qcore.permissions.rules import RuleKind, RuleSource
 from qcore.testing import ScriptedApprover
-from qcore.tools.base import BaseTool, Kind, ToolContext, UpdateOutput
+from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParamsError, UpdateOutput
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.confirmation import ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType, ToolResult
-from tests.support.tools import EchoParams, FakeShell
+from tests.support.tools import CommandParams, EchoParams, FakeShell
 
 
 def call(call_id: str, name: str, **args: object) -> ToolCallRequest:
@@ -70,6 +70,36 @@ class Thinker(Logged):
     kind = Kind.THINK
 
 
+class WhoAmI(Logged):
+    """Answers with the id of the call it runs for, as work a tool starts of its own reads it."""
+
+    name = "whoami"
+    kind = Kind.READ
+
+    async def execute(
+        self, params: EchoParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        return ToolResult(running_call.get(), "")
+
+
+class EditableShell(FakeShell):
+    """A command the user may rewrite in the question; "bad" cannot be used, "hold" waits to be read."""
+
+    name = "editable_shell"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding = asyncio.Event()
+
+    async def modified_params(self, params: CommandParams, content: str) -> CommandParams:
+        if content == "bad":
+            raise ToolParamsError("not a command")
+        if content == "hold":
+            self.holding.set()
+            await asyncio.Event().wait()
+        return CommandParams(command=content)
+
+
 class Batch:
     """A scheduler over the logged tools, the fake shell and the real edit tools in ``root``."""
 
@@ -84,10 +114,17 @@ class Batch:
         self.log: list[str] = []
         self.events: list[Event] = []
         self.registry = ToolRegistry()
-        for tool in (Reader(self.log), Searcher(self.log), Changer(self.log), Thinker(self.log)):
+        for tool in (
+            Reader(self.log),
+            Searcher(self.log),
+            Changer(self.log),
+            Thinker(self.log),
+            WhoAmI(self.log),
+        ):
             self.registry.register(tool)
-        self.shell = FakeShell()
+        self.shell, self.editable = FakeShell(), EditableShell()
         self.registry.register(self.shell)
+        self.registry.register(self.editable)
         context = ToolContext(Workspace([root]))
         self.registry.register(Edit(context), builtin=True)
         self.policy = policy or PermissionPolicy(mode=mode, root=root)
@@ -313,6 +350,44 @@ async def test_the_users_version_that_leaves_nothing_to_ask_goes_on_unasked(tmp_
     ]
 
 
+async def test_the_users_rewritten_command_is_asked_about_again_and_runs(tmp_path: Path) -> None:
+    approver = ScriptedApprover(Decision.modify("make test"), Decision.once())
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)
+    [done] = await b.run(call("1", "editable_shell", command="rm -rf /"))
+    asked = [getattr(r.details, "command", None) for r in approver.requests]
+    assert asked == ["rm -rf /", "make test"]
+    assert b.editable.ran == ["make test"] and done.modified_by_user
+    assert done.state is ToolCallState.SUCCESS and done.args == {"command": "make test", "seconds": 0.0}
+
+
+async def test_a_rewritten_command_that_cannot_be_used_is_refused(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.modify("bad")))
+    [done] = await b.run(call("1", "editable_shell", command="make"))
+    assert done.state is ToolCallState.ERROR and b.editable.ran == []
+    assert (
+        done.response_text()
+        == "Error (invalid_tool_params): The edited content cannot be used: not a command"
+    )
+
+
+async def test_a_cancel_while_the_users_version_is_read_cancels_the_call(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.modify("hold")))
+    signal = AbortSignal()
+    running = asyncio.ensure_future(b.run(call("1", "editable_shell", command="make"), signal=signal))
+    await b.editable.holding.wait()
+    signal.abort("ctrl-c")
+    [done] = await asyncio.wait_for(running, 2)
+    assert done.state is ToolCallState.CANCELLED and b.editable.ran == []
+    assert done.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user."
+
+
+async def test_a_tool_knows_which_call_it_runs_for(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    done = await b.run(call("c1", "whoami", text=""), call("c2", "whoami", text=""))
+    assert [c.response_text() for c in done] == ["c1", "c2"]
+    assert running_call.get() == ""
+
+
 # --- hooks ---------------------------------------------------------------------------------------------
 
 
@@ -336,13 +411,13 @@ class Hooks:
 
 
 async def test_hooks_hear_of_each_question_and_see_each_result(tmp_path: Path) -> None:
-    hooks = Hooks()
+    hooks = Hooks(ToolGate(context="seen by the gate"))
     approver = ScriptedApprover(Decision.once())
     b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver, hooks=hooks)
     done = await b.run(call("1", "run_shell_command", command="make"), call("2", "reader", text="r"))
     assert hooks.asked == [f"{b.shell.display_name}: {done[0].description}"]
     assert hooks.after == [("1", False), ("2", False)]
-    assert done[1].response_text() == "r\n\nchecked by a hook"
+    assert done[1].response_text() == "r\n\nseen by the gate\nchecked by a hook"
 
 
 # --- cancellation --------------------------------------------------------------------------------------
@@ -361,6 +436,8 @@ async def test_cancel_running_ends_the_running_call_and_the_batch_goes_on(tmp_pa
     )
     await started(b.events)
     assert b.scheduler.cancel_running("Stopped by the user.")
+    [first_output, *_] = [e for e in b.events if isinstance(e, ToolOutputUpdated)]
+    assert (first_output.call_id, first_output.output) == ("1", "tick 0\n")
     first, second = await asyncio.wait_for(running, 5)
     assert first.state is ToolCallState.CANCELLED and b.shell.saw_abort
     assert first.response_text().startswith("[Operation Cancelled] Reason: Stopped by the user.")

@@ -22,7 +22,7 @@ from qcore.permissions.rules import RuleKind, RuleSource
 from qcore.testing import ScriptedApprover
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParamsError, UpdateOutput
 from qcore.tools.builtin.edit.tool import Edit
-from qcore.tools.confirmation import ToolConfirmationOutcome
+from qcore.tools.confirmation import ExecConfirmation, ToolConfirmationOutcome
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.tools import CommandParams, EchoParams, FakeShell
@@ -100,6 +100,42 @@ class EditableShell(FakeShell):
         return CommandParams(command=content)
 
 
+class Probe(BaseTool[EchoParams]):
+    """A command whose question and whose subject fail or wait as its text says."""
+
+    name = "probe"
+    kind = Kind.EXECUTE
+    params_model = EchoParams
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asking = asyncio.Event()
+
+    async def should_confirm_execute(
+        self, params: EchoParams, signal: AbortSignal
+    ) -> ExecConfirmation | None:
+        if params.text == "question fails":
+            raise RuntimeError("no question today")
+        if params.text == "question waits":
+            self.asking.set()
+            await asyncio.Event().wait()
+        if signal.aborted:
+            return None
+        return ExecConfirmation("Confirm", params.text, ("probe",))
+
+    def permission_subject(self, params: EchoParams) -> None:
+        if params.text == "outside":
+            raise ToolParamsError("the path is outside the workspace", ToolErrorType.PATH_NOT_IN_WORKSPACE)
+        if params.text == "unknown":
+            raise ValueError("cannot parse")
+        return None
+
+    async def execute(
+        self, params: EchoParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        return ToolResult(f"ran {params.text}", "")
+
+
 class Batch:
     """A scheduler over the logged tools, the fake shell and the real edit tools in ``root``."""
 
@@ -125,6 +161,8 @@ class Batch:
         self.shell, self.editable = FakeShell(), EditableShell()
         self.registry.register(self.shell)
         self.registry.register(self.editable)
+        self.probe = Probe()
+        self.registry.register(self.probe)
         context = ToolContext(Workspace([root]))
         self.registry.register(Edit(context), builtin=True)
         self.policy = policy or PermissionPolicy(mode=mode, root=root)
@@ -386,6 +424,73 @@ async def test_a_tool_knows_which_call_it_runs_for(tmp_path: Path) -> None:
     done = await b.run(call("c1", "whoami", text=""), call("c2", "whoami", text=""))
     assert [c.response_text() for c in done] == ["c1", "c2"]
     assert running_call.get() == ""
+
+
+async def test_a_question_that_fails_is_an_error_that_names_the_tool(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once()))
+    failed, asked = await b.run(call("1", "probe", text="question fails"), call("2", "probe", text="fine"))
+    assert failed.state is ToolCallState.ERROR
+    assert failed.response_text() == (
+        "Error (unhandled_exception): probe failed while preparing: RuntimeError: no question today"
+    )
+    assert asked.state is ToolCallState.SUCCESS and asked.response_text() == "ran fine"
+
+
+async def test_a_cancel_does_not_wait_for_a_question_being_prepared(tmp_path: Path) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once()))
+    signal = AbortSignal()
+    running = asyncio.ensure_future(b.run(call("1", "probe", text="question waits"), signal=signal))
+    await b.probe.asking.wait()
+    signal.abort("ctrl-c")
+    [done] = await asyncio.wait_for(running, 2)
+    assert done.state is ToolCallState.CANCELLED
+    assert done.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user."
+
+
+async def test_what_a_call_touches_must_be_known_before_any_rule_applies(tmp_path: Path) -> None:
+    b = Batch(tmp_path)  # yolo: only the subject can stop these
+    outside, unknown = await b.run(call("1", "probe", text="outside"), call("2", "probe", text="unknown"))
+    assert outside.result is not None and outside.result.error is not None
+    assert outside.result.error.type is ToolErrorType.PATH_NOT_IN_WORKSPACE
+    assert outside.response_text() == "Error (path_not_in_workspace): the path is outside the workspace"
+    assert unknown.response_text() == (
+        "Error (execution_denied): probe is refused: what it would touch could not be determined "
+        "(ValueError: cannot parse)."
+    )
+
+
+async def test_a_turned_off_or_unknown_tool_is_named_with_what_there_is(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    excluding = ToolRegistry(exclude=["reader"])
+    excluding.register(Reader(b.log))
+    off = ToolScheduler(excluding, b.policy, None, b.events.append)
+    [withheld] = await off.run([call("1", "reader", text="x")], AbortSignal())
+    assert withheld.response_text() == (
+        'Error (execution_denied): Tool "reader" is turned off by the user\'s settings (tools.core / '
+        "tools.exclude); do not call it again. Use another tool or ask the user."
+    )
+    [unknown] = await b.run(call("2", "zzzz", text="x"))
+    names = ", ".join(b.registry.names)
+    assert unknown.response_text() == (
+        'Error (tool_not_registered): Tool "zzzz" not found in registry. Tools must use the exact names '
+        f"that are registered. Available tools: {names}."
+    )
+    [near] = await b.run(call("3", "readers", text="x"))
+    assert 'Did you mean one of: "reader"? Available tools: reader, ' in near.response_text()
+
+
+async def test_a_call_carries_its_tools_name_and_kind(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    [done] = await b.run(call("1", "searcher", text="x"))
+    validated = next(
+        e.call for e in b.events if isinstance(e, ToolCallUpdated) and e.call.state.value == "scheduled"
+    )
+    assert (validated.tool_name, validated.display_name, validated.kind) == (
+        "searcher",
+        "Searcher",
+        Kind.SEARCH,
+    )
+    assert (done.tool_name, done.display_name, done.kind) == ("searcher", "Searcher", Kind.SEARCH)
 
 
 # --- hooks ---------------------------------------------------------------------------------------------

@@ -136,6 +136,41 @@ class Probe(BaseTool[EchoParams]):
         return ToolResult(f"ran {params.text}", "")
 
 
+class Streamer(BaseTool[EchoParams]):
+    """Streams ticks; when the signal aborts it raises, stops listening, or (``quiet``) streams nothing."""
+
+    name = "streamer"
+    kind = Kind.EXECUTE
+    params_model = EchoParams
+    can_update_output = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticking = asyncio.Event()
+        self.outcome = ""
+
+    async def execute(
+        self, params: EchoParams, signal: AbortSignal, update_output: UpdateOutput | None = None
+    ) -> ToolResult:
+        try:
+            for tick in range(500 if params.text in ("raise", "stubborn") else 2):
+                if update_output is not None:
+                    update_output(f"tick {tick}\n")
+                self.ticking.set()
+                if signal.aborted and params.text == "raise":
+                    raise RuntimeError("interrupted")
+                await asyncio.sleep(0.01 if params.text != "stubborn" else 0.2)
+        except asyncio.CancelledError:
+            self.outcome = "cancelled"
+            raise
+        return ToolResult("all ticks", "")
+
+
+class Quiet(Streamer):
+    name = "quiet"
+    can_update_output = False
+
+
 class Batch:
     """A scheduler over the logged tools, the fake shell and the real edit tools in ``root``."""
 
@@ -161,8 +196,9 @@ class Batch:
         self.shell, self.editable = FakeShell(), EditableShell()
         self.registry.register(self.shell)
         self.registry.register(self.editable)
-        self.probe = Probe()
-        self.registry.register(self.probe)
+        self.probe, self.streamer, self.quiet = Probe(), Streamer(), Quiet()
+        for extra in (self.probe, self.streamer, self.quiet):
+            self.registry.register(extra)
         context = ToolContext(Workspace([root]))
         self.registry.register(Edit(context), builtin=True)
         self.policy = policy or PermissionPolicy(mode=mode, root=root)
@@ -476,7 +512,8 @@ async def test_a_turned_off_or_unknown_tool_is_named_with_what_there_is(tmp_path
         f"that are registered. Available tools: {names}."
     )
     [near] = await b.run(call("3", "readers", text="x"))
-    assert 'Did you mean one of: "reader"? Available tools: reader, ' in near.response_text()
+    assert 'Did you mean one of: "reader"' in near.response_text()
+    assert '"? Available tools: reader, searcher, ' in near.response_text()
 
 
 async def test_a_call_carries_its_tools_name_and_kind(tmp_path: Path) -> None:
@@ -550,6 +587,7 @@ async def test_cancel_running_ends_the_running_call_and_the_batch_goes_on(tmp_pa
     assert first.result.error.type is ToolErrorType.EXECUTION_FAILED
     display = first.result.return_display
     assert isinstance(display, str) and display.startswith("tick 0\n")  # what the user saw so far
+    assert first.response_text().endswith("[stopped]")  # what the tool itself returned when it stopped
     assert second.state is ToolCallState.SUCCESS and second.response_text() == "after"
     assert not b.scheduler.cancel_running("again")
 
@@ -568,3 +606,97 @@ async def test_a_call_cancelled_before_it_ran_shows_the_reason(tmp_path: Path) -
     assert done.state is ToolCallState.CANCELLED
     assert done.result is not None and done.result.return_display == "Tool call cancelled by user."
     assert done.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user."
+
+
+async def test_a_tool_that_fails_as_it_is_cancelled_keeps_its_last_output(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    running = asyncio.ensure_future(b.run(call("1", "streamer", text="raise")))
+    await b.streamer.ticking.wait()
+    b.scheduler.cancel_running("Stopped.")
+    [done] = await asyncio.wait_for(running, 5)
+    assert done.state is ToolCallState.CANCELLED
+    assert done.result is not None
+    last = done.result.return_display
+    assert isinstance(last, str) and last.startswith("tick ") and done.result.llm_content == last
+    assert (
+        done.response_text() == f"[Operation Cancelled] Reason: Stopped.\nOutput before cancellation:\n{last}"
+    )
+
+
+async def test_a_tool_that_ignores_the_cancel_is_stopped_after_a_grace_period(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    running = asyncio.ensure_future(
+        b.run(call("1", "streamer", text="stubborn"), call("2", "reader", text="r"))
+    )
+    await b.streamer.ticking.wait()
+    b.scheduler.cancel_running("Stopped.")
+    stubborn, after = await asyncio.wait_for(running, 10)
+    assert b.streamer.outcome == "cancelled"
+    assert stubborn.state is ToolCallState.CANCELLED
+    assert stubborn.response_text().startswith(
+        "[Operation Cancelled] Reason: Stopped.\nOutput before cancellation:\ntick "
+    )
+    assert after.state is ToolCallState.SUCCESS
+
+
+async def test_a_batch_cancelled_from_outside_cancels_the_running_tool(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    running = asyncio.ensure_future(b.run(call("1", "streamer", text="stubborn")))
+    await b.streamer.ticking.wait()
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert b.streamer.outcome == "cancelled"
+
+
+async def test_a_tool_that_does_not_stream_gets_no_way_to(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    await b.run(call("1", "quiet", text="x"), call("2", "streamer", text="y"))
+    assert {e.call_id for e in b.events if isinstance(e, ToolOutputUpdated)} == {"2"}
+
+
+async def test_a_call_records_how_long_it_ran(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    [done] = await b.run(call("1", "reader", text="r", delay=0.05))
+    assert 50 <= done.duration_ms < 60_000
+
+
+async def test_a_batch_whose_turn_is_already_cancelled_runs_nothing(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    signal = AbortSignal()
+    signal.abort("gone")
+    done = await b.run(
+        call("1", "reader", text="r"), call("2", "run_shell_command", command="make"), signal=signal
+    )
+    assert [c.state for c in done] == [ToolCallState.CANCELLED, ToolCallState.CANCELLED]
+    assert all(
+        c.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user." for c in done
+    )
+    assert b.log == [] and b.shell.ran == []
+
+
+async def test_deny_rules_see_what_the_call_touches(tmp_path: Path) -> None:
+    from qcore.permissions.rules import Rule
+
+    for name in ("f.txt", "g.txt"):
+        (tmp_path / name).write_text("old\n")
+    b = Batch(tmp_path)
+    b.policy.rules.append(Rule(RuleKind.DENY, "edit(f.txt)", RuleSource.USER))
+    denied, allowed = await b.run(
+        call("1", "edit", file_path="f.txt", old_string="old", new_string="new"),
+        call("2", "edit", file_path="g.txt", old_string="old", new_string="new"),
+    )
+    assert denied.state is ToolCallState.ERROR and allowed.state is ToolCallState.SUCCESS
+    assert (tmp_path / "f.txt").read_text() == "old\n" and (tmp_path / "g.txt").read_text() == "new\n"
+
+
+async def test_a_pre_tool_hook_may_refuse_a_call_or_change_its_input(tmp_path: Path) -> None:
+    refusing = Batch(tmp_path, hooks=Hooks(ToolGate(decision="deny", reason="not on Fridays")))
+    [refused] = await refusing.run(call("1", "run_shell_command", command="make"))
+    assert refusing.shell.ran == [] and refusing.log == []
+    assert refused.response_text() == "Error (execution_denied): Blocked by a PreToolUse hook: not on Fridays"
+    changing = Batch(tmp_path, hooks=Hooks(ToolGate(updated_input={"command": "make safe"})))
+    [changed] = await changing.run(call("1", "run_shell_command", command="make"))
+    assert changing.shell.ran == ["make safe"] and changed.args == {"command": "make safe"}

@@ -700,3 +700,18 @@ async def test_a_pre_tool_hook_may_refuse_a_call_or_change_its_input(tmp_path: P
     changing = Batch(tmp_path, hooks=Hooks(ToolGate(updated_input={"command": "make safe"})))
     [changed] = await changing.run(call("1", "run_shell_command", command="make"))
     assert changing.shell.ran == ["make safe"] and changed.args == {"command": "make safe"}
+
+
+async def test_the_calls_after_a_cancelled_turn_never_run(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    signal = AbortSignal()
+    running = asyncio.ensure_future(
+        b.run(call("1", "streamer", text="raise"), call("2", "changer", text="later"), signal=signal)
+    )
+    await b.streamer.ticking.wait()
+    signal.abort("Ctrl+C")
+    first, second = await asyncio.wait_for(running, 5)
+    assert first.response_text().startswith("[Operation Cancelled] Reason: Ctrl+C")
+    assert second.state is ToolCallState.CANCELLED and "start later" not in b.log
+    assert second.result is not None and second.result.return_display == "Tool call cancelled by user."
+    assert not b.scheduler.cancel_running("nothing left")

@@ -252,12 +252,6 @@ def structured_diff(
     )
 
 
-def unified_diff(
-    old: str, new: str, file_name: str, from_label: str = "Current", to_label: str = "Proposed"
-) -> str:
-    return structured_diff(old, new).unified(file_name, from_label, to_label)
-
-
 def diff_stat(old: str, proposed: str, final: str | None = None) -> DiffStat:
     """Model counts compare old with proposed; user counts compare proposed with what the user kept."""
     m = structured_diff(old, proposed)

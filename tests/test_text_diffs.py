@@ -1,0 +1,133 @@
+"""qcore.text.diffs at its edges: when two changes share a hunk, the context at a file's start and end, the
+regions an edit reports, the counts, and the change as a tool result shows it."""
+
+from __future__ import annotations
+
+import pytest
+
+from qcore.text.diffs import DiffStat, Hunk, file_diff, split_lines, structured_diff
+
+
+def numbered(count: int) -> list[str]:
+    return [f"line {n}" for n in range(1, count + 1)]
+
+
+def text(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def headers(old: list[str], new: list[str], context: int = 3) -> list[str]:
+    return [hunk.header for hunk in structured_diff(text(old), text(new), context).hunks]
+
+
+def test_split_lines() -> None:
+    assert split_lines("") == ([], True)
+    assert split_lines("a") == (["a"], False)
+    assert split_lines("a\n") == (["a"], True)
+    assert split_lines("a\n\nb") == (["a", "", "b"], False)
+    assert split_lines("\n") == ([""], True)
+
+
+def test_changes_six_equal_lines_apart_share_a_hunk_and_seven_do_not() -> None:
+    old = numbered(30)
+    six_apart = [*old[:10], "changed a", *old[11:17], "changed b", *old[18:]]
+    assert headers(old, six_apart) == ["@@ -8,14 +8,14 @@"]
+    seven_apart = [*old[:10], "changed a", *old[11:18], "changed b", *old[19:]]
+    assert headers(old, seven_apart) == ["@@ -8,7 +8,7 @@", "@@ -16,7 +16,7 @@"]
+    assert headers(old, six_apart, context=0) == ["@@ -11 +11 @@", "@@ -18 +18 @@"]
+    assert headers(old, [*old[:10], "x", *old[11:12], "y", *old[13:]], context=0) == [
+        "@@ -11 +11 @@",
+        "@@ -13 +13 @@",
+    ]
+    assert headers(old, [*old[:10], "x", "y", *old[12:]], context=0) == ["@@ -11,2 +11,2 @@"]
+
+
+def test_context_stops_at_the_files_start_and_end() -> None:
+    old = numbered(6)
+    assert headers(old, ["first", *old[1:]]) == ["@@ -1,4 +1,4 @@"]
+    assert headers(old, [*old[:1], "second", *old[2:]]) == ["@@ -1,5 +1,5 @@"]
+    assert headers(old, [*old[:5], "last"]) == ["@@ -3,4 +3,4 @@"]
+    assert headers(old, [*old[:4], "fifth", *old[5:]]) == ["@@ -2,5 +2,5 @@"]
+    assert headers(old, [*old, "added"]) == ["@@ -4,3 +4,4 @@"]
+    assert headers(old, ["added", *old]) == ["@@ -1,3 +1,4 @@"]
+    assert headers(numbered(20), [*numbered(20)[:10], *numbered(20)[11:]], context=2) == ["@@ -9,5 +9,4 @@"]
+
+
+def test_a_hunk_header_counts_each_side() -> None:
+    assert Hunk(0, 0, 0, 2, ()).header == "@@ -0,0 +1,2 @@"
+    assert Hunk(4, 1, 4, 0, ()).header == "@@ -5 +4,0 @@"
+    assert Hunk(9, 3, 10, 1, ()).header == "@@ -10,3 +11 @@"
+
+
+def test_unified_text_with_its_labels_and_missing_final_newlines() -> None:
+    diff = structured_diff("a\nb\nc", "a\nB\nc")
+    assert diff.unified("f.txt", "before", "after") == (
+        "--- f.txt\tbefore\n+++ f.txt\tafter\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n"
+    )
+    assert structured_diff("x", "x\ny").unified("f") == (
+        "--- f\tCurrent\n+++ f\tProposed\n@@ -1 +1,2 @@\n-x\n\\ No newline at end of file\n+x\n+y\n"
+        "\\ No newline at end of file\n"
+    )
+
+
+def test_counts_of_lines_and_characters() -> None:
+    diff = structured_diff("keep\nold one\nold two\n", "keep\nnew\n")
+    assert (diff.added, diff.removed, diff.added_chars, diff.removed_chars) == (1, 2, 3, 14)
+    assert (diff.old_final_newline, diff.new_final_newline) == (True, True)
+    none = structured_diff(None, "")
+    assert none.empty and none.old_final_newline and none.new_final_newline
+    assert not structured_diff("a", "b").old_final_newline
+
+
+def test_regions_an_edit_reports() -> None:
+    old = text(numbered(40))
+    at = old.index("line 20\n")
+    new = old[:at] + "LINE 20\n" + old[at + len("line 20\n") :]
+    reported = structured_diff(old, new, regions=[(at, at + 4, at, at + 4)])
+    assert [h.header for h in reported.hunks] == ["@@ -17,7 +17,7 @@"]
+    assert (reported.added, reported.removed) == (1, 1)
+    assert reported.unified("f") == structured_diff(old, new).unified("f")
+    second = old.index("line 22\n")
+    both = new[:second] + "LINE 22" + new[second + 7 :]
+    apart = structured_diff(
+        old, both, regions=[(at, at + 4, at, at + 4), (second, second + 4, second, second + 4)]
+    )
+    assert [h.header for h in apart.hunks] == ["@@ -17,9 +17,9 @@"] and (apart.added, apart.removed) == (2, 2)
+    in_one_line = structured_diff("ab cd ef\n", "AB cd EF\n", regions=[(0, 2, 0, 2), (6, 8, 6, 8)])
+    assert in_one_line.unified("f").endswith("@@ -1 +1 @@\n-ab cd ef\n+AB cd EF\n")
+    assert (in_one_line.added, in_one_line.removed) == (1, 1)
+
+
+def test_regions_that_meet_make_one_change() -> None:
+    old = "a\nb\nc\nd\n"
+    new = "a\nB\nC\nd\n"
+    diff = structured_diff(old, new, regions=[(2, 4, 2, 4), (4, 6, 4, 6)])
+    assert [(s.kind.value, s.count) for h in diff.hunks for s in h.spans] == [
+        ("equal", 1),
+        ("delete", 2),
+        ("insert", 2),
+        ("equal", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "name", "stat"),
+    [
+        ("src/app.py", "x = 1\n", "x = 2\ny = 3\n", "app.py", DiffStat(2, 1, 10, 5)),
+        ("new.txt", None, "hello\n", "new.txt", DiffStat(1, 0, 5, 0)),
+    ],
+)
+def test_the_change_as_a_tool_result_shows_it(
+    path: str, old: str | None, new: str, name: str, stat: DiffStat
+) -> None:
+    result = file_diff(path, old, new, "Original", "Written")
+    assert (result.file_name, result.original_content, result.new_content) == (name, old, new)
+    assert result.diff_stat == stat
+    assert result.file_diff.startswith(f"--- {path}\tOriginal\n+++ {path}\tWritten\n@@ ")
+    assert result.labels == (path, "Original", "Written")
+
+
+def test_a_diff_already_made_is_not_made_again() -> None:
+    shown = structured_diff("a\n", "b\n")
+    result = file_diff("a.txt", "a\n", "b\n", diff=shown)
+    assert result.structured is shown and result.diff_stat == DiffStat(1, 1, 1, 1)

@@ -19,10 +19,16 @@ from qcore.files.workspace import Workspace
 from qcore.llm.types import ToolCallRequest
 from qcore.permissions import ApprovalMode, ApprovalRequest, Decision, PermissionPolicy
 from qcore.permissions.rules import RuleKind, RuleSource
+from qcore.permissions.subjects import ServerSubject, Subject
 from qcore.testing import ScriptedApprover
 from qcore.tools.base import BaseTool, Kind, ToolContext, ToolParamsError, UpdateOutput
 from qcore.tools.builtin.edit.tool import Edit
-from qcore.tools.confirmation import ExecConfirmation, ToolConfirmationOutcome
+from qcore.tools.confirmation import (
+    ConfirmationDetails,
+    ExecConfirmation,
+    PlanConfirmation,
+    ToolConfirmationOutcome,
+)
 from qcore.tools.registry import ToolRegistry
 from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.tools import CommandParams, EchoParams, FakeShell
@@ -123,7 +129,7 @@ class Probe(BaseTool[EchoParams]):
             return None
         return ExecConfirmation("Confirm", params.text, ("probe",))
 
-    def permission_subject(self, params: EchoParams) -> None:
+    def permission_subject(self, params: EchoParams) -> Subject | None:
         if params.text == "outside":
             raise ToolParamsError("the path is outside the workspace", ToolErrorType.PATH_NOT_IN_WORKSPACE)
         if params.text == "unknown":
@@ -171,6 +177,28 @@ class Quiet(Streamer):
     can_update_output = False
 
 
+class Planner(BaseTool[EchoParams]):
+    """Puts its text as a plan to approve and answers with the mode the user approved it for."""
+
+    name = "planner"
+    kind = Kind.THINK
+    params_model = EchoParams
+
+    async def should_confirm_execute(self, params: EchoParams, signal: AbortSignal) -> PlanConfirmation:
+        return PlanConfirmation("Ready to code?", params.text)
+
+    async def execute(
+        self,
+        params: EchoParams,
+        signal: AbortSignal,
+        update_output: UpdateOutput | None = None,
+        *,
+        approved: ConfirmationDetails | None = None,
+    ) -> ToolResult:
+        mode = approved.approved_mode if isinstance(approved, PlanConfirmation) else "none"
+        return ToolResult(f"{params.text}: {mode}", "")
+
+
 class Batch:
     """A scheduler over the logged tools, the fake shell and the real edit tools in ``root``."""
 
@@ -197,7 +225,7 @@ class Batch:
         self.registry.register(self.shell)
         self.registry.register(self.editable)
         self.probe, self.streamer, self.quiet = Probe(), Streamer(), Quiet()
-        for extra in (self.probe, self.streamer, self.quiet):
+        for extra in (self.probe, self.streamer, self.quiet, Planner()):
             self.registry.register(extra)
         context = ToolContext(Workspace([root]))
         self.registry.register(Edit(context), builtin=True)
@@ -715,3 +743,40 @@ async def test_the_calls_after_a_cancelled_turn_never_run(tmp_path: Path) -> Non
     assert second.state is ToolCallState.CANCELLED and "start later" not in b.log
     assert second.result is not None and second.result.return_display == "Tool call cancelled by user."
     assert not b.scheduler.cancel_running("nothing left")
+
+
+@pytest.mark.parametrize(
+    ("answer", "mode"),
+    [(Decision.once(), "default"), (Decision.always(), "auto-edit")],
+)
+async def test_an_approved_plan_picks_the_mode_and_adds_no_rule(
+    tmp_path: Path, answer: Decision, mode: str
+) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.PLAN, approver=ScriptedApprover(answer))
+    [done] = await b.run(call("1", "planner", text="the plan"))
+    assert done.state is ToolCallState.SUCCESS and done.outcome is answer.outcome
+    assert done.response_text() == f"the plan: {mode}"
+    assert b.policy.active_rules() == []
+
+
+async def test_always_for_a_whole_server_remembers_the_servers_rule(tmp_path: Path) -> None:
+    class ServerTool(Probe):
+        name = "mcp__srv__do"
+
+        def permission_subject(self, params: EchoParams) -> ServerSubject:
+            return ServerSubject("srv", "mcp__srv__")
+
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT)
+    b.registry.register(ServerTool())
+    b.scheduler.approver = ScriptedApprover(Decision(ToolConfirmationOutcome.PROCEED_ALWAYS_SERVER))
+    [done] = await b.run(call("1", "mcp__srv__do", text="x"))
+    assert done.state is ToolCallState.SUCCESS
+    assert [rule.pattern for rule in b.policy.active_rules()] == ["mcp__srv__*"]
+
+
+async def test_every_rule_that_could_not_be_saved_is_named(tmp_path: Path) -> None:
+    approver = ScriptedApprover(Decision.always(RuleSource.USER, rules=("probe", "reader")))
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver)
+    await b.run(call("1", "probe", text="x"))
+    [error] = [e for e in b.events if isinstance(e, ErrorOccurred)]
+    assert error.message.startswith("Could not save the rule probe, reader: ")

@@ -21,6 +21,16 @@ from qcore.tools.results import ToolErrorType
 from tests.support.tools import Echo, FakeShell
 
 
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for something that takes milliseconds, failing instead of hanging when it never comes."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), 10)
+
+
 def call(call_id: str, name: str, **args: object) -> ToolCallRequest:
     return ToolCallRequest(call_id, name, json.dumps(args))
 
@@ -185,8 +195,7 @@ async def test_cancellation_reaches_the_running_tool_and_keeps_its_output(tmp_pa
             signal,
         )
     )
-    while not any(isinstance(e, ToolOutputUpdated) for e in h.events):
-        await asyncio.sleep(0.01)
+    await until(lambda: any(isinstance(e, ToolOutputUpdated) for e in h.events))
     signal.abort("User pressed Ctrl+C.")
     first, second = await asyncio.wait_for(run, timeout=2)
     assert h.shell.saw_abort
@@ -200,8 +209,7 @@ async def test_cancellation_while_awaiting_approval(tmp_path: Path) -> None:
     h = Harness(tmp_path, approver=ScriptedApprover(Decision.once(), wait=never))
     signal = AbortSignal()
     run = asyncio.ensure_future(h.scheduler.run([call("1", "run_shell_command", command="make")], signal))
-    while "awaiting_approval" not in h.states("1"):
-        await asyncio.sleep(0.01)
+    await until(lambda: "awaiting_approval" in h.states("1"))
     signal.abort()
     [done] = await asyncio.wait_for(run, timeout=1)
     assert done.state is ToolCallState.CANCELLED and h.shell.ran == []
@@ -253,7 +261,7 @@ async def test_a_cancel_does_not_wait_for_the_snapshot_before_changes(tmp_path: 
     h = Harness(tmp_path, mode=ApprovalMode.YOLO, before_changes=stuck)
     signal = AbortSignal()
     running = asyncio.ensure_future(h.scheduler.run([call("1", "run_shell_command", command="make")], signal))
-    await waiting.wait()
+    await asyncio.wait_for(waiting.wait(), 10)
     signal.abort("cancelled by the user")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED and h.shell.ran == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +248,19 @@ class Batch:
         return await self.scheduler.run(list(requests), signal or AbortSignal())
 
 
+async def soon(awaitable: Any) -> None:
+    """Wait for something that takes milliseconds, failing instead of hanging when it never comes."""
+    await asyncio.wait_for(awaitable, 10)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.01)
+
+    await soon(poll())
+
+
 def before(log: list[str], first: str, second: str) -> bool:
     return log.index(first) < log.index(second)
 
@@ -476,7 +490,7 @@ async def test_a_cancel_while_the_users_version_is_read_cancels_the_call(tmp_pat
     b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.modify("hold")))
     signal = AbortSignal()
     running = asyncio.ensure_future(b.run(call("1", "editable_shell", command="make"), signal=signal))
-    await b.editable.holding.wait()
+    await soon(b.editable.holding.wait())
     signal.abort("ctrl-c")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED and b.editable.ran == []
@@ -504,7 +518,7 @@ async def test_a_cancel_does_not_wait_for_a_question_being_prepared(tmp_path: Pa
     b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once()))
     signal = AbortSignal()
     running = asyncio.ensure_future(b.run(call("1", "probe", text="question waits"), signal=signal))
-    await b.probe.asking.wait()
+    await soon(b.probe.asking.wait())
     signal.abort("ctrl-c")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED
@@ -594,8 +608,7 @@ async def test_hooks_hear_of_each_question_and_see_each_result(tmp_path: Path) -
 
 
 async def started(events: list[Event]) -> None:
-    while not any(isinstance(e, ToolOutputUpdated) for e in events):
-        await asyncio.sleep(0.01)
+    await until(lambda: any(isinstance(e, ToolOutputUpdated) for e in events))
 
 
 async def test_cancel_running_ends_the_running_call_and_the_batch_goes_on(tmp_path: Path) -> None:
@@ -625,10 +638,11 @@ async def test_a_call_cancelled_before_it_ran_shows_the_reason(tmp_path: Path) -
     b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once(), wait=never))
     signal = AbortSignal()
     running = asyncio.ensure_future(b.run(call("1", "run_shell_command", command="make"), signal=signal))
-    while not any(
-        isinstance(e, ToolCallUpdated) and e.call.state.value == "awaiting_approval" for e in b.events
-    ):
-        await asyncio.sleep(0.01)
+    await until(
+        lambda: any(
+            isinstance(e, ToolCallUpdated) and e.call.state.value == "awaiting_approval" for e in b.events
+        )
+    )
     signal.abort("ctrl-c")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED
@@ -639,7 +653,7 @@ async def test_a_call_cancelled_before_it_ran_shows_the_reason(tmp_path: Path) -
 async def test_a_tool_that_fails_as_it_is_cancelled_keeps_its_last_output(tmp_path: Path) -> None:
     b = Batch(tmp_path)
     running = asyncio.ensure_future(b.run(call("1", "streamer", text="raise")))
-    await b.streamer.ticking.wait()
+    await soon(b.streamer.ticking.wait())
     b.scheduler.cancel_running("Stopped.")
     [done] = await asyncio.wait_for(running, 5)
     assert done.state is ToolCallState.CANCELLED
@@ -656,7 +670,7 @@ async def test_a_tool_that_ignores_the_cancel_is_stopped_after_a_grace_period(tm
     running = asyncio.ensure_future(
         b.run(call("1", "streamer", text="stubborn"), call("2", "reader", text="r"))
     )
-    await b.streamer.ticking.wait()
+    await soon(b.streamer.ticking.wait())
     b.scheduler.cancel_running("Stopped.")
     stubborn, after = await asyncio.wait_for(running, 10)
     assert b.streamer.outcome == "cancelled"
@@ -670,7 +684,7 @@ async def test_a_tool_that_ignores_the_cancel_is_stopped_after_a_grace_period(tm
 async def test_a_batch_cancelled_from_outside_cancels_the_running_tool(tmp_path: Path) -> None:
     b = Batch(tmp_path)
     running = asyncio.ensure_future(b.run(call("1", "streamer", text="stubborn")))
-    await b.streamer.ticking.wait()
+    await soon(b.streamer.ticking.wait())
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
@@ -736,7 +750,7 @@ async def test_the_calls_after_a_cancelled_turn_never_run(tmp_path: Path) -> Non
     running = asyncio.ensure_future(
         b.run(call("1", "streamer", text="raise"), call("2", "changer", text="later"), signal=signal)
     )
-    await b.streamer.ticking.wait()
+    await soon(b.streamer.ticking.wait())
     signal.abort("Ctrl+C")
     first, second = await asyncio.wait_for(running, 5)
     assert first.response_text().startswith("[Operation Cancelled] Reason: Ctrl+C")

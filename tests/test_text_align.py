@@ -149,3 +149,12 @@ def test_many_repeats_past_the_fewest_edits_search_stay_correct() -> None:
     changes = changed_runs(rare_old, rare_new)
     assert rebuilt(rare_old, rare_new, changes) == rare_new
     assert [c for c in changes if c[0] <= 400 < c[1] or c[0] <= 402 < c[1]] == []  # r s t kept together
+
+
+def test_with_no_unique_and_no_balanced_line_the_rarest_line_anchors() -> None:
+    old = ["a"] * 400 + ["r", "r"] + ["b"] * 300
+    new = ["b"] * 350 + ["r", "r", "r"] + ["a"] * 200 + ["b"]
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    kept_old = set(range(len(old))) - {i for i1, i2, _, _ in changes for i in range(i1, i2)}
+    assert {400, 401} <= kept_old  # the run through the rarest line stays

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from qcore.text.diffs import DiffStat, Hunk, file_diff, split_lines, structured_diff
+from qcore.text.diffs import DiffStat, Hunk, diff_stat, file_diff, split_lines, structured_diff
 
 
 def numbered(count: int) -> list[str]:
@@ -131,3 +131,9 @@ def test_a_diff_already_made_is_not_made_again() -> None:
     shown = structured_diff("a\n", "b\n")
     result = file_diff("a.txt", "a\n", "b\n", diff=shown)
     assert result.structured is shown and result.diff_stat == DiffStat(1, 1, 1, 1)
+
+
+def test_user_counts_are_zero_until_the_user_changed_something() -> None:
+    assert diff_stat("a\n", "b\n") == DiffStat(1, 1, 1, 1, 0, 0, 0, 0)
+    assert diff_stat("a\n", "b\n", "b\n") == DiffStat(1, 1, 1, 1, 0, 0, 0, 0)
+    assert diff_stat("a\n", "b\n", "c\nd\n") == DiffStat(1, 1, 1, 1, 2, 1, 2, 1)

@@ -95,7 +95,7 @@ def test_a_text_without_a_final_newline_has_its_last_line() -> None:
 def test_lines_compare_by_their_text() -> None:
     assert TextLines("a\nb\n") == TextLines("a\nb\n") and TextLines("a\nb\n") != TextLines("a\nb")
     assert TextLines("a\nb\n") == ("a", "b") and TextLines("a\nb\n") != ["a"]
-    assert TextLines("a\nb\n") != ["a", "c"] and TextLines("a\n") != "a"
+    assert TextLines("a\nb\n") != ["a", "c"] and TextLines("a\n") != "a" and TextLines("a\n") != 3
     assert hash(TextLines("x\n")) == hash(TextLines("x\n"))
     assert repr(TextLines("a\nb\nc")) == "TextLines(3 lines)"
 

@@ -163,3 +163,12 @@ def test_the_regions_an_edit_reports_are_used_and_wrong_ones_are_not_trusted() -
     assert mixed_endings(old, two, flags, [(0, 1, 0, 1), (6, 7, 6, 7)]) == "A\r\nb\nc\r\nD\n"
     wrong = [(0, 0, 0, 0)]  # describes no change: the text alone decides
     assert mixed_endings(old, new, flags, wrong) == mixed_endings(old, new, flags, None)
+
+
+def test_reported_regions_decide_where_repeated_lines_were_inserted_or_deleted() -> None:
+    """Between identical lines only the edit knows which one it wrote: its regions decide the endings."""
+    flags = [True, False]
+    assert mixed_endings("x\nx\n", "x\nx\nx\n", flags, None) == "x\r\nx\nx\n"  # taken as added last
+    assert mixed_endings("x\nx\n", "x\nx\nx\n", flags, [(0, 0, 0, 2)]) == "x\r\nx\r\nx\n"  # added first
+    moved = [(0, 2, 0, 0), (4, 4, 2, 4)]  # the first line deleted, one added after the second
+    assert mixed_endings("x\nx\nx\n", "x\nx\nx\n", [True, False, True], moved) == "x\nx\r\nx\r\n"

@@ -127,6 +127,14 @@ def test_entries_are_read_through_the_home_folder_and_links(
     assert linked.decide(real)[0] is False
 
 
+def test_an_entry_that_cannot_be_resolved_is_taken_as_written(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)  # resolving it fails
+    trust = trust_file(tmp_path, {str(loop): "TRUST_FOLDER"})
+    assert trust.decide(loop) == (True, f"{loop}: TRUST_FOLDER in {trust.path}")
+    assert trust.decide(tmp_path)[0] is None
+
+
 def test_saving_writes_the_whole_file_and_can_be_read_back(tmp_path: Path) -> None:
     path = tmp_path / "new" / ".qwen" / "trustedFolders.json"
     trust = TrustedFolders.load(path)

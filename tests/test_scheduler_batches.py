@@ -522,6 +522,8 @@ async def test_a_cancel_does_not_wait_for_a_question_being_prepared(tmp_path: Pa
     signal.abort("ctrl-c")
     [done] = await asyncio.wait_for(running, 2)
     assert done.state is ToolCallState.CANCELLED
+    states = [e.call.state for e in b.events if isinstance(e, ToolCallUpdated)]
+    assert states == [ToolCallState.VALIDATING, ToolCallState.CANCELLED]  # never scheduled
     assert done.response_text() == "[Operation Cancelled] Reason: Tool call cancelled by user."
 
 

@@ -556,8 +556,10 @@ async def test_a_turned_off_or_unknown_tool_is_named_with_what_there_is(tmp_path
         f"that are registered. Available tools: {names}."
     )
     [near] = await b.run(call("3", "readers", text="x"))
-    assert 'Did you mean one of: "reader"' in near.response_text()
-    assert '"? Available tools: reader, searcher, ' in near.response_text()
+    assert (
+        'Did you mean one of: "reader", "streamer"? Available tools: reader, searcher, '
+        in near.response_text()
+    )
 
 
 async def test_a_call_carries_its_tools_name_and_kind(tmp_path: Path) -> None:
@@ -796,3 +798,27 @@ async def test_every_rule_that_could_not_be_saved_is_named(tmp_path: Path) -> No
     await b.run(call("1", "probe", text="x"))
     [error] = [e for e in b.events if isinstance(e, ErrorOccurred)]
     assert error.message.startswith("Could not save the rule probe, reader: ")
+
+
+async def test_parameters_under_another_common_name_are_renamed(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("old\n")
+    b = Batch(tmp_path)
+    [done] = await b.run(call("1", "edit", file_path="f.txt", old_str="old", new_str="new"))
+    assert done.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "new\n"
+    assert done.renamed_parameters == ("old_str -> old_string", "new_str -> new_string")
+
+
+async def test_arguments_cut_off_by_the_output_limit_are_not_run(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    cut = ToolCallRequest("1", "changer", '{"text": "half', cut_off=True)
+    whole = ToolCallRequest("2", "changer", '{"text": "all"}', cut_off=True)
+    first, second = await b.run(cut, whole)
+    assert first.state is ToolCallState.ERROR and "reached the output token limit" in first.response_text()
+    assert "this changer call" in first.response_text()
+    assert second.state is ToolCallState.SUCCESS and b.log == ["checkpoint", "start all", "end all"]
+
+
+async def test_a_call_with_bad_arguments_still_names_its_tools_kind(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    [done] = await b.run(call("1", "searcher", colour="red"))
+    assert done.state is ToolCallState.ERROR and (done.tool_name, done.kind) == ("searcher", Kind.SEARCH)

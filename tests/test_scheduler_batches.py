@@ -822,3 +822,29 @@ async def test_a_call_with_bad_arguments_still_names_its_tools_kind(tmp_path: Pa
     b = Batch(tmp_path)
     [done] = await b.run(call("1", "searcher", colour="red"))
     assert done.state is ToolCallState.ERROR and (done.tool_name, done.kind) == ("searcher", Kind.SEARCH)
+
+
+async def test_arguments_sent_inside_an_envelope_naming_the_tool_are_unwrapped(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    sent = json.dumps({"name": "changer", "arguments": {"text": "inside"}})
+    [done] = await b.run(ToolCallRequest("1", "changer", sent))
+    assert done.state is ToolCallState.SUCCESS and done.response_text().endswith(" inside")
+    assert done.renamed_parameters == ("unwrapped arguments",)
+
+
+async def test_a_patch_sent_as_a_command_or_as_bare_text_is_applied_by_the_patch_tool(tmp_path: Path) -> None:
+    from qcore.tools.builtin.edit.apply_patch import ApplyPatch
+
+    (tmp_path / "f.txt").write_text("old\n")
+    b = Batch(tmp_path)
+    b.registry.register(ApplyPatch(ToolContext(Workspace([tmp_path]))), builtin=True)
+    patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n-old\n+new\n*** End Patch"
+    [done] = await b.run(call("1", "run_shell_command", command=f"apply_patch <<'EOF'\n{patch}\nEOF"))
+    assert done.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "new\n"
+    assert done.tool_name == "apply_patch" and b.shell.ran == []
+    assert done.renamed_parameters == ("apply_patch as a command -> apply_patch",)
+    bare = patch.replace("-old\n+new", "-new\n+newer")
+    [raw] = await b.run(ToolCallRequest("2", "apply_patch", bare))
+    assert raw.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "newer\n"
+    [other] = await b.run(call("3", "editable_shell", command=f"apply_patch <<'EOF'\n{patch}\nEOF"))
+    assert other.tool_name == "editable_shell" and len(b.editable.ran) == 1  # only the shell's own name

@@ -130,6 +130,14 @@ class Probe(BaseTool[EchoParams]):
             return None
         return ExecConfirmation("Confirm", params.text, ("probe",))
 
+    def get_description(self, params: EchoParams) -> str:
+        if params.text == "no description":
+            raise RuntimeError("cannot describe")
+        return f"probe {params.text}"
+
+    def call_kind(self, params: EchoParams) -> Kind:
+        return Kind.READ if params.text.startswith("read") else Kind.EXECUTE
+
     def permission_subject(self, params: EchoParams) -> Subject | None:
         if params.text == "outside":
             raise ToolParamsError("the path is outside the workspace", ToolErrorType.PATH_NOT_IN_WORKSPACE)
@@ -585,9 +593,11 @@ class Hooks:
     def __init__(self, gate: ToolGate | None = None) -> None:
         self.gate = gate or ToolGate()
         self.asked: list[str] = []
+        self.before: list[tuple[str, bool]] = []
         self.after: list[tuple[str, bool]] = []
 
     async def before_tool(self, call: ToolCall, signal: AbortSignal) -> ToolGate:
+        self.before.append((call.call_id, signal.aborted))
         return self.gate
 
     async def after_tool(self, call: ToolCall, signal: AbortSignal) -> HookFeedback:
@@ -604,7 +614,7 @@ async def test_hooks_hear_of_each_question_and_see_each_result(tmp_path: Path) -
     b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=approver, hooks=hooks)
     done = await b.run(call("1", "run_shell_command", command="make"), call("2", "reader", text="r"))
     assert hooks.asked == [f"{b.shell.display_name}: {done[0].description}"]
-    assert hooks.after == [("1", False), ("2", False)]
+    assert hooks.before == hooks.after == [("1", False), ("2", False)]
     assert done[1].response_text() == "r\n\nseen by the gate\nchecked by a hook"
 
 
@@ -848,3 +858,45 @@ async def test_a_patch_sent_as_a_command_or_as_bare_text_is_applied_by_the_patch
     assert raw.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "newer\n"
     [other] = await b.run(call("3", "editable_shell", command=f"apply_patch <<'EOF'\n{patch}\nEOF"))
     assert other.tool_name == "editable_shell" and len(b.editable.ran) == 1  # only the shell's own name
+
+
+async def test_a_call_is_described_and_its_kind_may_depend_on_its_arguments(tmp_path: Path) -> None:
+    b = Batch(tmp_path)
+    reading, running, broken = await b.run(
+        call("1", "probe", text="read notes"),
+        call("2", "probe", text="make"),
+        call("3", "probe", text="no description"),
+    )
+    assert (reading.description, reading.kind) == ("probe read notes", Kind.READ)
+    assert (running.description, running.kind) == ("probe make", Kind.EXECUTE)
+    assert broken.response_text() == (
+        "Error (unhandled_exception): Could not prepare probe: RuntimeError: cannot describe"
+    )
+    assert b.log == ["checkpoint"]  # the command may change files, the reading may not
+
+
+async def test_a_hook_may_ask_about_a_call_the_mode_would_run(tmp_path: Path) -> None:
+    approver = ScriptedApprover(Decision.reject())
+    hooks = Hooks(ToolGate(decision="ask", reason="billing"))
+    b = Batch(tmp_path, approver=approver, hooks=hooks)  # yolo
+    [done] = await b.run(call("1", "reader", text="r"))
+    assert done.state is ToolCallState.CANCELLED and b.log == []
+    [request] = approver.requests
+    assert request.details.title == "Reader: " + done.description
+    assert "A hook asks before this runs (billing)." in str(request.details)
+
+
+async def test_each_decision_is_logged_for_debugging(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from qcore.permissions.rules import Rule
+
+    b = Batch(tmp_path)
+    b.policy.rules.append(Rule(RuleKind.DENY, "probe", RuleSource.USER))
+    with caplog.at_level("DEBUG", logger="qcore.agent.scheduler"):
+        await b.run(call("1", "reader", text="r"), call("2", "probe", text="x"))
+    lines = [record.getMessage() for record in caplog.records if record.name == "qcore.agent.scheduler"]
+    assert lines == [
+        'decision reader {"text": "r", "delay": 0.0}: allow (read-only)',
+        "decision probe probe x: deny (probe is refused by the rule deny probe [user].) by rule probe",
+    ]

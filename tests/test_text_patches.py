@@ -184,3 +184,43 @@ def test_a_unified_diff_that_renames_moves_the_file() -> None:
 def test_a_broken_unified_diff_is_refused() -> None:
     assert "the unified diff does not parse" in refused("--- a/x\n+++ b/x\n@@ -1,5 +1,5 @@\n-a\n")
     assert "the unified diff names no file" in refused("notes\nrename from x\nrename to y\n")
+
+
+def test_the_exact_complaints() -> None:
+    assert refused(envelope()) == "the patch names no file"
+    assert (
+        refused("@@\n-a\n+b\n")
+        == "its hunks name no file (no --- / +++ headers): say which file with file_path"
+    )
+    assert refused("notes\nrename from x\nrename to y\n") == "the unified diff names no file"
+    assert refused("plain words") == (
+        "the patch is neither a '*** Begin Patch' envelope nor a unified diff (--- / +++ / @@ -l,n +l,n @@)"
+    )
+    long = "x" * 70
+    assert refused(envelope(long, "*** Delete File: a")).endswith(f"found {long[:60]!r}")
+    assert refused(envelope("*** Update File: u", "@@", long)).startswith(
+        f"*** Update File: u, line 2 of its hunks: {long[:60]!r} starts"
+    )
+    assert refused("@@\n-a\nbad\n", "p.txt").startswith("*** Update File: p.txt, line 3 of its hunks")
+
+
+def test_details_of_hunks_and_moves() -> None:
+    [plain] = parse_patch(envelope("*** Update File: a.py", "-a", "+b"))
+    assert plain.move_to is None and plain.hunks[0].at_end is False and plain.hunks[0].line is None
+    [moved] = parse_patch(envelope("*** Update File: a.py", "*** Move to: dir/c:d.txt", "@@", "-a", "+b"))
+    assert moved.move_to == "dir/c:d.txt"
+    [glued] = parse_patch(envelope("*** Update File: a.py", "@@def f():", "-a", "+b"))
+    assert glued.hunks[0].anchor == "def f():"
+    [short] = parse_patch(envelope("*** Update File: a.py", "@@", "+x", ""))
+    assert short.hunks[0].lines == (("+", "x"),)  # a blank line after the last hunk is not part of it
+    assert parse_patch(" \n*** Begin Patch\n*** Delete File: a\n*** End Patch") == [FilePatch("delete", "a")]
+
+
+def test_bare_hunks_keep_their_lines_whole() -> None:
+    [patch] = parse_patch("@@\n-a b\n+c d\n", "p.txt")
+    assert patch.hunks[0].lines == (("-", "a b"), ("+", "c d"))
+
+
+def test_a_unified_diff_keeps_each_lines_own_trailing_characters() -> None:
+    [patch] = parse_patch("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a  \n+bX\n keep\t\n")
+    assert patch.hunks[0].lines == (("-", "a  "), ("+", "bX"), (" ", "keep\t"))

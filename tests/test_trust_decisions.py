@@ -288,6 +288,7 @@ def test_each_hook_is_listed_with_its_command() -> None:
             {"matcher": "edit", "hooks": [{"type": "command", "command": "./check"}, "junk"]},
             {"hooks": [{"type": "http", "url": "https://hook.example"}, {"type": "command"}]},
             "junk",
+            {"matcher": "no hooks here"},
         ],
         "Stop": {"hooks": []},
     }
@@ -315,3 +316,13 @@ def test_other_settings_are_named_by_their_dotted_path() -> None:
         ("setting", "telemetry"),
     ]
     assert held({"env": "PATH=/evil"}) == [("setting", "env")]
+
+
+@pytest.mark.parametrize("content", [b'{"/x": TRUST', b"[1]", b'{"/\xff": 1}'])
+def test_a_decision_saved_over_a_broken_file_replaces_it(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "trustedFolders.json"
+    path.write_bytes(content)
+    broken = TrustedFolders.load(path)
+    assert broken.problem is not None
+    broken.set(tmp_path, TrustLevel.TRUST_FOLDER)
+    assert TrustedFolders.load(path).entries == {str(tmp_path): TrustLevel.TRUST_FOLDER}

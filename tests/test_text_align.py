@@ -158,3 +158,15 @@ def test_with_no_unique_and_no_balanced_line_the_rarest_line_anchors() -> None:
     assert rebuilt(old, new, changes) == new
     kept_old = set(range(len(old))) - {i for i1, i2, _, _ in changes for i in range(i1, i2)}
     assert {400, 401} <= kept_old  # the run through the rarest line stays
+
+
+def test_the_rarest_line_anchors_inside_a_gap_between_shared_lines() -> None:
+    head, tail = ["h1", "h2", "h3"], ["t1", "t2"]
+    middle_old = ["a"] * 400 + ["r", "r"] + ["b"] * 300
+    middle_new = ["b"] * 350 + ["r", "r", "r"] + ["a"] * 200 + ["b"]
+    old, new = [*head, *middle_old, *tail], [*head, *middle_new, *tail]
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    assert changes[0][0] >= 3 and changes[-1][1] <= len(old) - 2  # the shared lines stay out of it
+    kept_old = set(range(len(old))) - {i for i1, i2, _, _ in changes for i in range(i1, i2)}
+    assert {403, 404} <= kept_old

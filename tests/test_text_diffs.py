@@ -137,3 +137,8 @@ def test_user_counts_are_zero_until_the_user_changed_something() -> None:
     assert diff_stat("a\n", "b\n") == DiffStat(1, 1, 1, 1, 0, 0, 0, 0)
     assert diff_stat("a\n", "b\n", "b\n") == DiffStat(1, 1, 1, 1, 0, 0, 0, 0)
     assert diff_stat("a\n", "b\n", "c\nd\n") == DiffStat(1, 1, 1, 1, 2, 1, 2, 1)
+
+
+def test_the_file_name_is_the_last_part_of_the_path() -> None:
+    assert file_diff("src/pkg/app.py", "a\n", "b\n").file_name == "app.py"
+    assert file_diff("app.py", "a\n", "b\n").file_name == "app.py"

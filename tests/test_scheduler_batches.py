@@ -853,6 +853,7 @@ async def test_a_patch_sent_as_a_command_or_as_bare_text_is_applied_by_the_patch
     assert done.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "new\n"
     assert done.tool_name == "apply_patch" and b.shell.ran == []
     assert done.renamed_parameters == ("apply_patch as a command -> apply_patch",)
+    assert (done.display_name, done.kind, done.args) == ("ApplyPatch", Kind.EDIT, {"patch": patch})
     bare = patch.replace("-old\n+new", "-new\n+newer")
     [raw] = await b.run(ToolCallRequest("2", "apply_patch", bare))
     assert raw.state is ToolCallState.SUCCESS and (tmp_path / "f.txt").read_text() == "newer\n"
@@ -900,3 +901,23 @@ async def test_each_decision_is_logged_for_debugging(
         'decision reader {"text": "r", "delay": 0.0}: allow (read-only)',
         "decision probe probe x: deny (probe is refused by the rule deny probe [user].) by rule probe",
     ]
+
+
+async def test_a_call_let_through_unasked_remembers_whether_there_was_a_question(tmp_path: Path) -> None:
+    b = Batch(tmp_path)  # yolo: the command's question is answered by the mode
+    command, reading = await b.run(
+        call("1", "run_shell_command", command="make"), call("2", "reader", text="r")
+    )
+    assert command.outcome is ToolConfirmationOutcome.PROCEED_ALWAYS and command.confirmation is not None
+    assert reading.outcome is None and reading.confirmation is None
+    assert reading.args == {"text": "r"}
+
+
+async def test_a_decision_without_a_reason_is_logged_as_such(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT, approver=ScriptedApprover(Decision.once()))
+    with caplog.at_level("DEBUG", logger="qcore.agent.scheduler"):
+        [done] = await b.run(call("1", "run_shell_command", command="make"))
+    lines = [record.getMessage() for record in caplog.records if record.name == "qcore.agent.scheduler"]
+    assert lines == [f"decision run_shell_command {done.description}: ask (no reason given)"]

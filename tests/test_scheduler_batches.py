@@ -921,3 +921,13 @@ async def test_a_decision_without_a_reason_is_logged_as_such(
         [done] = await b.run(call("1", "run_shell_command", command="make"))
     lines = [record.getMessage() for record in caplog.records if record.name == "qcore.agent.scheduler"]
     assert lines == [f"decision run_shell_command {done.description}: ask (no reason given)"]
+
+
+async def test_a_refusal_for_want_of_someone_to_ask_names_the_rule_for_what_the_call_touches(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "f.txt").write_text("old\n")
+    b = Batch(tmp_path, mode=ApprovalMode.DEFAULT)  # nobody to ask
+    [done] = await b.run(call("1", "edit", file_path="f.txt", old_string="old", new_string="new"))
+    assert done.unasked is not None and done.unasked.rules == ("edit(f.txt)",)
+    assert 'with the rule "edit(f.txt)" in permissions.allow' in done.response_text()

@@ -189,17 +189,52 @@ async def test_a_nested_repository_the_agent_moved_is_left_as_it_is(root: Path) 
     assert git("log", "--format=%s", cwd=nested) == "two\none\n"
 
 
-async def test_an_undo_keeps_a_folder_the_checkpoint_had_even_when_left_empty(root: Path) -> None:
+async def test_an_undo_keeps_the_folders_the_checkpoint_had_even_when_left_empty(root: Path) -> None:
     write(root, "docs/guide.md", "the guide\n")
+    write(root, "docs/api/index.md", "the api\n")
     cps = open_checkpoints(root)
-    await cps.begin_turn("add a page")
+    await cps.begin_turn("add pages")
     write(root, "docs/page.md", "a page\n")
+    write(root, "docs/api/call.md", "a call\n")
     write(root, "notes/todo.md", "a folder of the turn's\n")
     await cps.end_turn()
-    (root / "docs" / "guide.md").unlink()  # the user's own change, after the turn
+    (root / "docs" / "guide.md").unlink()  # the user's own changes, after the turn
+    (root / "docs" / "api" / "index.md").unlink()
     plan = await cps.plan_undo()
-    assert plan is not None
+    assert plan is not None and plan.conflicts == ()
     result = await cps.apply(plan)
-    assert sorted(result.deleted) == ["docs/page.md", "notes/todo.md"]
-    assert (root / "docs").is_dir() and list((root / "docs").iterdir()) == []
+    assert sorted(result.deleted) == ["docs/api/call.md", "docs/page.md", "notes/todo.md"]
+    assert (root / "docs" / "api").is_dir() and list((root / "docs" / "api").iterdir()) == []
     assert not (root / "notes").exists()
+
+
+async def test_a_confirmed_change_by_hand_between_turns_is_put_back(root: Path) -> None:
+    cps = open_checkpoints(root)
+    await cps.begin_turn("first")
+    write(root, "a.txt", "turn one\n")
+    await cps.end_turn()
+    write(root, "a.txt", "the user's, between the turns\n")
+    await cps.begin_turn("second")
+    write(root, "b.txt", "turn two\n")
+    await cps.end_turn()
+    plan = await cps.plan_rewind(1)
+    assert [(item.path, item.reason) for item in plan.conflicts] == [
+        ("a.txt", "changed by hand after turn 1")
+    ]
+    result = await cps.apply(plan, confirmed=["a.txt"])
+    assert result.written == ["a.txt"] and result.deleted == ["b.txt"]
+    assert (root / "a.txt").read_text() == "one\n" and not (root / "b.txt").exists()
+
+
+async def test_the_default_session_and_the_projects_shadow(root: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = Checkpoints.for_project(root, home=home)
+    await first.begin_turn("edit")
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    same = Checkpoints(link, Checkpoints.for_project(link, home=home).git_dir)  # the same project, by a link
+    assert same.git_dir == first.git_dir and same.root == first.root
+    assert [turn.label for turn in await same.turns()] == ["edit"]
+    other = tmp_path / "other"
+    other.mkdir()
+    assert Checkpoints.for_project(other, home=home).git_dir != first.git_dir

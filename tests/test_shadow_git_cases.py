@@ -218,7 +218,11 @@ async def test_a_git_out_of_time_is_named_with_the_likely_cause(
     )
 
 
-async def test_a_git_failure_is_reported_in_gits_own_words(root: Path, tmp_path: Path) -> None:
+async def test_a_git_failure_is_reported_in_gits_own_words(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LANGUAGE", "de")  # git's words stay in the language of the message around them
     cps = Checkpoints(root, tmp_path / "shadow")
     await cps.begin_turn("edit")
     write(root, "a.txt", "two\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from qcore.checkpoints.shadow_git import CheckpointError
-from qcore.checkpoints.snapshots import Checkpoints, FileChange
+from qcore.checkpoints.snapshots import Checkpoints, FileChange, Turn
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -143,14 +143,25 @@ async def test_end_turn_without_a_turn_running_records_nothing(root: Path) -> No
     cps = open_checkpoints(root)
     assert await cps.end_turn() is None
     before = await cps.begin_turn("t")
-    assert (await cps.begin_turn("t")).id == before.id  # a second tool of the same turn
+    assert await cps.begin_turn("t") == before  # a second tool of the same turn: the same checkpoint
     write(root, "a.txt", "two\n")
     after = await cps.end_turn()
-    assert after is not None and after.tree != before.tree and after.label == "after: t"
+    assert after is not None and after.tree != before.tree
     assert await cps.end_turn() is None
-    [turn] = await cps.turns()
-    assert (turn.before.id, turn.after and turn.after.id) == (before.id, after.id)
+    assert await cps.turns() == [Turn(1, "t", before, after)]  # as the turn log reads back, time and all
+    assert (before.label, after.label) == ("before: t", "after: t")
     assert [cp.label for cp in await cps.snapshots()] == ["after: t", "before: t"]
+
+
+async def test_a_turn_that_starts_on_an_unchanged_tree_is_labelled_as_its_own(root: Path) -> None:
+    cps = open_checkpoints(root)
+    await cps.snapshot("session start")
+    before = await cps.begin_turn("read only")
+    assert before.label == "before: read only" and await cps.begin_turn("read only") == before
+    after = await cps.end_turn()
+    assert after is not None and after.id == before.id and after.label == "after: read only"
+    assert await cps.turns() == [Turn(1, "read only", before, after)]
+    assert [cp.label for cp in await cps.snapshots()] == ["session start"]  # no commit for either
 
 
 async def test_a_rewound_turn_number_is_given_to_the_next_turn(root: Path) -> None:
@@ -238,3 +249,24 @@ async def test_the_default_session_and_the_projects_shadow(root: Path, tmp_path:
     other = tmp_path / "other"
     other.mkdir()
     assert Checkpoints.for_project(other, home=home).git_dir != first.git_dir
+
+
+async def test_files_put_back_through_an_editor_are_reported_as_written(root: Path) -> None:
+    write(root, "b.txt", "bee\n")
+    cps = open_checkpoints(root)
+    await cps.begin_turn("edit")
+    write(root, "a.txt", "two\n")
+    write(root, "b.txt", "changed\n")
+    write(root, "new.txt", "made by the turn\n")
+    await cps.end_turn()
+    plan = await cps.plan_undo()
+    assert plan is not None
+    sent: dict[str, bytes] = {}
+
+    async def editor(path: Path, data: bytes) -> None:
+        sent[path.relative_to(root).as_posix()] = data
+        path.write_bytes(data)
+
+    result = await cps.apply(plan, write_text=editor)
+    assert sent == {"a.txt": b"one\n", "b.txt": b"bee\n"}
+    assert sorted(result.written) == ["a.txt", "b.txt"] and result.deleted == ["new.txt"]

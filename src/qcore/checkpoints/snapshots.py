@@ -165,7 +165,8 @@ class Checkpoints:
             return turns[-1].before
         checkpoint = await self.snapshot(f"before: {label}")
         self._append({"event": "begin", "turn": _next_index(turns), "label": label, **_record(checkpoint)})
-        return checkpoint
+        # Labelled as the turn log reads it back (a snapshot of an unchanged tree is the last one).
+        return dataclasses.replace(checkpoint, label=f"before: {label}")
 
     async def end_turn(self) -> Checkpoint | None:
         """Call when a turn that began ends (also on cancel or error): records what the agent left."""
@@ -174,7 +175,7 @@ class Checkpoints:
             return None
         checkpoint = await self.snapshot(f"after: {turns[-1].label}")
         self._append({"event": "end", "turn": turns[-1].index, **_record(checkpoint)})
-        return checkpoint
+        return dataclasses.replace(checkpoint, label=f"after: {turns[-1].label}")
 
     async def turns(self) -> list[Turn]:
         """The turns not undone, oldest first."""
@@ -189,9 +190,12 @@ class Checkpoints:
                 event = json.loads(line)
                 index = int(event["turn"])
                 if event["event"] == "begin":
-                    turns[index] = Turn(index, event["label"], _checkpoint(event), None)
+                    turns[index] = Turn(
+                        index, event["label"], _checkpoint(event, f"before: {event['label']}"), None
+                    )
                 elif event["event"] == "end" and index in turns:
-                    turns[index] = Turn(index, turns[index].label, turns[index].before, _checkpoint(event))
+                    after = _checkpoint(event, f"after: {turns[index].label}")
+                    turns[index] = Turn(index, turns[index].label, turns[index].before, after)
                 elif event["event"] == "rewind":
                     turns = {key: turn for key, turn in turns.items() if key < index}
         return sorted(turns.values(), key=lambda turn: turn.index)
@@ -316,8 +320,8 @@ def _record(checkpoint: Checkpoint) -> dict[str, object]:
     return {"commit": checkpoint.id, "tree": checkpoint.tree, "time": checkpoint.time}
 
 
-def _checkpoint(event: dict[str, object]) -> Checkpoint:
-    label = str(event.get("label", ""))
+def _checkpoint(event: dict[str, object], label: str) -> Checkpoint:
+    """A turn's checkpoint as ``begin_turn`` or ``end_turn`` returned it, read back from the turn log."""
     return Checkpoint(str(event["commit"]), str(event["tree"]), label, float(event["time"]))  # type: ignore[arg-type]
 
 

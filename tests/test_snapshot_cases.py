@@ -92,6 +92,7 @@ async def test_snapshots_are_listed_newest_first_with_their_labels(root: Path) -
     listed = await cps.snapshots()
     assert [(cp.id, cp.tree) for cp in listed] == [(cp.id, cp.tree) for cp in (third, second, first)]
     assert [cp.label for cp in listed] == ["three\nlines of\nlabel", "checkpoint", "one"]
+    assert first.label == "one" and (await cps.snapshot("unchanged")) == third  # the last one, as it was
     assert all(abs(cp.time - first.time) < 60 for cp in listed)
     assert [cp.id for cp in await cps.snapshots(limit=2)] == [third.id, second.id]
     again = open_checkpoints(root)  # a resumed session finds its last snapshot

@@ -63,13 +63,14 @@ def test_a_new_file_gets_the_umasks_permissions(tmp_path: Path) -> None:
         written, _ = restore(
             tmp_path,
             FileRestore("plain.txt", entry(data), None),
-            FileRestore("tool.sh", entry(data, EXECUTABLE), None),
+            FileRestore("bin/tool.sh", entry(data, EXECUTABLE), None),
             blobs={blob_id(data): data},
         )
     finally:
         os.umask(old)
-    assert written == ["plain.txt", "tool.sh"]
-    assert mode(tmp_path / "plain.txt") == 0o640 and mode(tmp_path / "tool.sh") == 0o750
+    assert written == ["bin/tool.sh", "plain.txt"]
+    assert mode(tmp_path / "plain.txt") == 0o640 and mode(tmp_path / "bin" / "tool.sh") == 0o750
+    assert mode(tmp_path / "bin") == 0o750  # a folder made on the way, as mkdir would make it
 
 
 def test_a_link_goes_back_as_a_link_over_the_file_the_agent_left(tmp_path: Path) -> None:
@@ -112,3 +113,29 @@ def test_what_current_entry_reads_of_folders_and_links_on_the_way(tmp_path: Path
     assert current_entry(str(tmp_path), "via/inside.txt") is None  # not through a link
     assert current_entry(str(tmp_path), "real/inside.txt") == entry(b"i")
     assert current_entry(str(tmp_path), "via") == Entry(SYMLINK, blob_id(b"real"))
+
+
+def test_a_file_already_gone_counts_as_deleted(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kept.txt").write_text("k")
+    result = apply_plan(
+        str(tmp_path),
+        RestorePlan("c1", (1,), (FileRestore("src/made.txt", None, None),), ()),
+        (),
+        {},
+        frozenset({"src"}),
+    )
+    assert result.deleted == ["src/made.txt"] and result.failed == {}
+    assert (tmp_path / "src" / "kept.txt").exists()
+
+
+def test_a_temporary_file_left_by_an_interrupted_restore_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    left = tmp_path / "docs" / f".a.txt.{os.getpid()}.restore"
+    left.write_text("half written\n")
+    data = b"restored\n"
+    written, failed = restore(
+        tmp_path, FileRestore("docs/a.txt", entry(data), None), blobs={blob_id(data): data}
+    )
+    assert written == ["docs/a.txt"] and failed == {}
+    assert (tmp_path / "docs" / "a.txt").read_bytes() == data and not left.exists()

@@ -175,6 +175,7 @@ def url_matches(specifier: str, url: str) -> bool:
     text = specifier.strip()
     if text.startswith("domain:"):
         domain = text[len("domain:") :].lower().strip(".")
-        host = (urlsplit(url).hostname or "").lower()
-        return host == domain or host.endswith("." + domain)
+        # "example.org." (fully qualified) is the same host as "example.org"; no host is no domain's
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        return bool(host) and (host == domain or host.endswith("." + domain))
     return fnmatch.fnmatchcase(url, text)

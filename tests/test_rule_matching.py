@@ -94,3 +94,40 @@ def test_every_file_rule_offered_covers_the_file_and_names_it_plainly(tmp_path: 
         assert edit_runs(policy, path), rules
     if name == "XMLParser.py":
         assert choices[0] == ("edit(src/XMLParser.py)",)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example/x",
+        "HTTPS://EVIL.example/x",
+        "https://evil.example./x",
+        "https://evil.example:443/x",
+        "https://someone@evil.example/x",
+        "https://someone:secret@Evil.Example.:443/x",
+    ],
+)
+@pytest.mark.parametrize("pattern", ["https://evil.example/*", "HTTPS://Evil.Example.:443/*"])
+def test_a_url_pattern_reaches_the_server_however_its_address_is_spelt(url: str, pattern: str) -> None:
+    tool = WebFetch(ToolContext(Workspace([Path("/")])))
+    deny = Rule(RuleKind.DENY, f"web_fetch({pattern})", RuleSource.USER)
+    decision = PermissionPolicy(rules=[deny]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url))
+    assert decision.verdict is Verdict.DENY
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example:8443/x",  # another port is another server
+        "http://evil.example/x",
+        "https://evil.example.org/x",
+        "https://good.example/https://evil.example/x",
+        "https://[::1]/x",
+        "not a url",
+    ],
+)
+def test_a_url_pattern_does_not_reach_another_server(url: str) -> None:
+    tool = WebFetch(ToolContext(Workspace([Path("/")])))
+    allow = Rule(RuleKind.ALLOW, "web_fetch(https://evil.example/*)", RuleSource.USER)
+    decision = PermissionPolicy(rules=[allow]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url))
+    assert decision.verdict is Verdict.ASK

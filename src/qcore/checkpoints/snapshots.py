@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from qcore.checkpoints.restore import (
+    EXECUTABLE,
     GITLINK,
+    REGULAR,
     Entry,
     FileRestore,
     RestorePlan,
@@ -47,6 +50,10 @@ from qcore.checkpoints.restore import (
 )
 from qcore.checkpoints.shadow_git import CheckpointError, ShadowGit
 from qcore.files.storage import project_checkpoints_dir
+
+TEXT_MODES = (REGULAR, EXECUTABLE)
+WriteText = Callable[[Path, bytes], Awaitable[object]]
+"""Writes a file's new content through a front end's editor (``FileAccess.write``)."""
 
 __all__ = [
     "Checkpoint",
@@ -158,7 +165,8 @@ class Checkpoints:
             return turns[-1].before
         checkpoint = await self.snapshot(f"before: {label}")
         self._append({"event": "begin", "turn": _next_index(turns), "label": label, **_record(checkpoint)})
-        return checkpoint
+        # Labelled as the turn log reads it back (a snapshot of an unchanged tree is the last one).
+        return dataclasses.replace(checkpoint, label=f"before: {label}")
 
     async def end_turn(self) -> Checkpoint | None:
         """Call when a turn that began ends (also on cancel or error): records what the agent left."""
@@ -167,7 +175,7 @@ class Checkpoints:
             return None
         checkpoint = await self.snapshot(f"after: {turns[-1].label}")
         self._append({"event": "end", "turn": turns[-1].index, **_record(checkpoint)})
-        return checkpoint
+        return dataclasses.replace(checkpoint, label=f"after: {turns[-1].label}")
 
     async def turns(self) -> list[Turn]:
         """The turns not undone, oldest first."""
@@ -182,9 +190,12 @@ class Checkpoints:
                 event = json.loads(line)
                 index = int(event["turn"])
                 if event["event"] == "begin":
-                    turns[index] = Turn(index, event["label"], _checkpoint(event), None)
+                    turns[index] = Turn(
+                        index, event["label"], _checkpoint(event, f"before: {event['label']}"), None
+                    )
                 elif event["event"] == "end" and index in turns:
-                    turns[index] = Turn(index, turns[index].label, turns[index].before, _checkpoint(event))
+                    after = _checkpoint(event, f"after: {turns[index].label}")
+                    turns[index] = Turn(index, turns[index].label, turns[index].before, after)
                 elif event["event"] == "rewind":
                     turns = {key: turn for key, turn in turns.items() if key < index}
         return sorted(turns.values(), key=lambda turn: turn.index)
@@ -252,8 +263,14 @@ class Checkpoints:
             turns[0].before.id, tuple(t.index for t in turns), tuple(restore), tuple(conflicts)
         )
 
-    async def apply(self, plan: RestorePlan, confirmed: Sequence[str] = ()) -> RestoreResult:
-        """Restore ``plan``'s safe paths and the ``confirmed`` conflicts; the rewound turns are forgotten."""
+    async def apply(
+        self, plan: RestorePlan, confirmed: Sequence[str] = (), write_text: WriteText | None = None
+    ) -> RestoreResult:
+        """Restore ``plan``'s safe paths and the ``confirmed`` conflicts; the rewound turns are forgotten.
+
+        With ``write_text`` (an editor that holds the files), a text file whose content alone changes
+        is put back through it, so its open buffer shows the restored text; everything else (new or
+        deleted files, links, a changed mode, conflicts) is done on disk."""
         async with self._git.locked():
             tree = (await self._git.run("rev-parse", f"{plan.checkpoint_id}^{{tree}}")).decode().strip()
             listing = await self._git.run("ls-tree", "-r", "-d", "-z", "--name-only", tree)
@@ -261,9 +278,35 @@ class Checkpoints:
             blobs = await self._git.blobs(
                 {item.target.blob for item in (*plan.restore, *plan.conflicts) if item.target}
             )
-            result = await asyncio.to_thread(apply_plan, str(self.root), plan, confirmed, blobs, keep_dirs)
+            editor = [item for item in plan.restore if _editable(item, blobs)] if write_text else []
+            on_disk = dataclasses.replace(plan, restore=tuple(i for i in plan.restore if i not in editor))
+            root = str(self.root)
+            result = await asyncio.to_thread(apply_plan, root, on_disk, confirmed, blobs, keep_dirs)
+            for item in editor:
+                assert write_text is not None and item.target is not None
+                if await asyncio.to_thread(_entry_now, root, item.path) != item.expected:
+                    result.skipped.append(item.path)  # changed by hand since the plan was drawn up
+                    continue
+                try:
+                    await write_text(self.root / item.path, blobs[item.target.blob])
+                except OSError as error:
+                    result.failed[item.path] = str(error)
+                else:
+                    result.written.append(item.path)
             self._append({"event": "rewind", "turn": plan.turns[0], "time": time.time()})
         return result
+
+
+def _editable(item: FileRestore, blobs: dict[str, bytes]) -> bool:
+    """A text file that stays a file of the same mode: an editor's write can put it back whole."""
+    target, expected = item.target, item.expected
+    if target is None or expected is None or target.mode != expected.mode or target.mode not in TEXT_MODES:
+        return False
+    try:
+        blobs[target.blob].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _entry_now(root: str, path: str) -> Entry | None:
@@ -277,8 +320,8 @@ def _record(checkpoint: Checkpoint) -> dict[str, object]:
     return {"commit": checkpoint.id, "tree": checkpoint.tree, "time": checkpoint.time}
 
 
-def _checkpoint(event: dict[str, object]) -> Checkpoint:
-    label = str(event.get("label", ""))
+def _checkpoint(event: dict[str, object], label: str) -> Checkpoint:
+    """A turn's checkpoint as ``begin_turn`` or ``end_turn`` returned it, read back from the turn log."""
     return Checkpoint(str(event["commit"]), str(event["tree"]), label, float(event["time"]))  # type: ignore[arg-type]
 
 

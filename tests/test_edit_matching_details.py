@@ -59,6 +59,8 @@ async def refused(tmp_path: Path, content: str, old: str, new: str, *, every: bo
         ("x\u200b\u201chi\u201d\n", '"hi"', '"yo"', "x\u200b\u201cyo\u201d\n"),
         # one just inside the place's last character belongs to the place (its closing quote is kept)
         ("say(\u201chi\u200b\u201d)\n", 'say("hi")', 'say("yo")', "say(\u201cyo\u201d)\n"),
+        # one just after the place stays after it, also when the whole place is rewritten
+        ("x \u201chi\u201d\u200b!\n", '"hi"', "X", "x X\u200b!\n"),
         # two apart, on both sides of the place
         ("\u200ba\u200b\n\u2013b\u200b\u200bc\n", "-bc", "-bc!", "\u200ba\u200b\n\u2013b\u200b\u200bc!\n"),
     ],
@@ -99,6 +101,18 @@ async def test_a_block_read_without_trailing_whitespace_replaces_exactly_its_lin
     tmp_path: Path, content: str, old: str, new: str, expected: str
 ) -> None:
     assert await changed(tmp_path, content, old, new) == expected
+
+
+async def test_a_candidate_line_that_does_not_start_the_block_is_passed_over(tmp_path: Path) -> None:
+    assert await changed(tmp_path, "x \nx \ny\n", "x\ny", "z") == "x \nz\n"
+
+
+async def test_lines_ending_with_a_newline_are_not_found_at_the_files_last_line(tmp_path: Path) -> None:
+    # the second "x " has no newline after it: only the first place is "x" and a newline
+    result, after = await edit(tmp_path, "x \ny\nx ", "x\n", "z\n")
+    assert result.ok, result.error
+    assert after == "z\ny\nx "
+    assert "allowing for trailing-whitespace;" in result.text()
 
 
 async def test_a_final_newline_is_not_found_past_the_files_last_line(tmp_path: Path) -> None:

@@ -1,0 +1,147 @@
+"""Placeholders in new text ("// ... rest of the code", a lone ``...``) where code went missing: refused by
+``edit`` and ``write_file`` with the line named, and the look-alikes that are code or the file's own comments
+written as sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_edit_guard_cases import write
+from tests.test_edit_matching_details import edit
+
+JS = "function f() {\n  const a = 1;\n  const b = 2;\n  return a + b;\n}\n"
+OLD = "  const a = 1;\n  const b = 2;\n  return a + b;"
+
+
+def replaced(line: str) -> str:
+    """A new body that keeps ``const a``, drops ``const b`` and has ``line`` where it was."""
+    return f"  const a = 1;\n{line}\n  return a + b + 1;"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  // ... rest of the code",
+        "  // … remainder of the function",
+        "  // rest of the method unchanged",
+        "  // existing code here",
+        "  // previous 3 lines stay as before",
+        "  /* other methods remain the same */",
+        "  // everything else remains unchanged",
+        "  // the implementation is exactly the same",
+        "  [rest of the file's content goes here]",
+        "  // same as before",
+        "  // Lines 2-3 remain unchanged",
+        "  // ...",
+        "  /* … */",
+        "  // (...)",
+        "  {/* ... */}",
+        "  // omitted for brevity",
+        "  // snip",
+        "  // etc.",
+        "  // ... unchanged ...",
+        "  // no changes",
+        "  ...",
+        "  …",
+    ],
+)
+async def test_a_placeholder_where_code_went_missing_is_refused_by_name(tmp_path: Path, line: str) -> None:
+    result, after = await edit(tmp_path, JS, OLD, replaced(line), name="f.js")
+    assert result.error is not None and after == JS
+    assert result.error.message.startswith(
+        f"Refused: new_string contains the placeholder {line.strip()!r} where code should be; written to "
+    )
+    assert "Nothing was changed" in result.error.message
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("f.rb", "  # ... rest of the code"),
+        ("f.sql", "  -- rest of the query unchanged ..."),
+        ("f.ini", "  ; ... unchanged"),
+        ("f.html", "  <!-- ... -->"),
+        ("f.c", "  * rest unchanged"),
+    ],
+)
+async def test_every_comment_style_is_read(tmp_path: Path, name: str, line: str) -> None:
+    content = "a = 1\nb = 2\nc = 3\n"
+    result, after = await edit(tmp_path, content, "a = 1\nb = 2\nc = 3", f"a = 1\n{line}\nc = 4", name=name)
+    assert result.error is not None and after == content
+    assert repr(line.strip()) in result.error.message
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "new"),
+    [
+        # a Python stub body, after a signature, after a docstring
+        ("class A:\n    x = 1\n", "class A:\n    x = 1", "class A:\n    ..."),
+        (
+            'def f():\n    """Doc."""\n    return 1\n',
+            '    """Doc."""\n    return 1',
+            '    """Doc."""\n    ...',
+        ),
+        # a doctest continuation
+        ('"""\n>>> f(1)\n2\n"""\n', ">>> f(1)\n2", ">>> f(\n...     1)\n2"),
+        # the file's own comment, sent back inside old_string
+        (
+            "x = 1\n# ... rest of the code\ny = 2\n",
+            "x = 1\n# ... rest of the code\ny = 2",
+            "x = 1\n# ... rest of the code\ny = 3",
+        ),
+        # next to all the code it speaks of, it stands for nothing
+        ("x = 1\ny = 2\n", "x = 1\ny = 2", "x = 1\n# ... rest of the code\ny = 2\nz = 3"),
+    ],
+)
+async def test_code_and_the_files_own_comments_are_written(
+    tmp_path: Path, content: str, old: str, new: str
+) -> None:
+    result, after = await edit(tmp_path, content, old, new, name="f.py")
+    assert result.ok, result.error
+    assert after == content.replace(old, new)
+
+
+async def test_a_worded_line_the_file_has_elsewhere_is_the_files_own(tmp_path: Path) -> None:
+    content = "rest of the code unchanged\nx = 1\ny = 2\n"
+    new = "rest of the code unchanged\ny = 3"
+    result, after = await edit(tmp_path, content, "x = 1\ny = 2", new)
+    assert result.ok and after == "rest of the code unchanged\nrest of the code unchanged\ny = 3\n"
+    result, after = await edit(tmp_path, "x = 1\ny = 2\n", "x = 1\ny = 2", new)
+    assert result.error is not None and "'rest of the code unchanged'" in result.error.message
+
+
+async def test_a_commented_ellipsis_the_file_has_elsewhere_is_still_a_placeholder(tmp_path: Path) -> None:
+    content = "// ...\nconst a = 1;\nconst b = 2;\n"
+    result, after = await edit(
+        tmp_path, content, "const a = 1;\nconst b = 2;", "// ...\nconst b = 3;", name="f.js"
+    )
+    assert result.error is not None and "'// ...'" in result.error.message and after == content
+
+
+async def test_a_placeholder_is_found_past_characters_whose_lower_case_is_longer(tmp_path: Path) -> None:
+    content = "x = 'İ'\ny = 1\nz = 2\n"
+    result, after = await edit(
+        tmp_path, content, "x = 'İ'\ny = 1\nz = 2", "x = 'İ'\n# ... rest of the code\n", name="f.rb"
+    )
+    assert (
+        result.error is not None and "'# ... rest of the code'" in result.error.message and after == content
+    )
+
+
+async def test_a_whole_file_with_a_placeholder_for_its_old_code_is_refused(tmp_path: Path) -> None:
+    before = "def f\n  1\nend\n\ndef g\n  2\nend\n"
+    result, after = await write(tmp_path, "f.rb", "def f\n  3\nend\n\n# ... rest of the file\n", before)
+    assert result.error is not None and after == before
+    assert "content contains the placeholder '# ... rest of the file'" in result.error.message
+
+
+async def test_an_ellipsis_line_in_prose_is_prose_but_a_comment_saying_the_rest_is_not(
+    tmp_path: Path,
+) -> None:
+    before = "# Title\n\nFirst point.\nSecond point.\n"
+    result, after = await write(tmp_path, "notes.md", "# Title\n\n... and so on\n", before)
+    assert result.ok and after == "# Title\n\n... and so on\n"
+    result, after = await write(tmp_path, "more.md", "# Title\n\n<!-- rest unchanged -->\n", before)
+    assert result.error is not None and after == before

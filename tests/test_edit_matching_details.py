@@ -104,6 +104,8 @@ async def test_a_block_read_without_trailing_whitespace_replaces_exactly_its_lin
 
 
 async def test_a_candidate_line_that_does_not_start_the_block_is_passed_over(tmp_path: Path) -> None:
+    match = find_matches("x \nx \ny\n", "x\ny")
+    assert match is not None and (match.spans, match.rung) == (((3, 6),), "trailing-whitespace")
     assert await changed(tmp_path, "x \nx \ny\n", "x\ny", "z") == "x \nz\n"
 
 
@@ -144,6 +146,7 @@ async def test_look_alikes_and_trailing_whitespace_together(tmp_path: Path) -> N
     ("content", "old", "expected"),
     [
         ("drop me\nkeep\n", "drop me", "keep\n"),  # the first line of the file
+        ("drop me\nkeep", "drop me", "keep"),
         ("keep\ndrop me", "drop me", "keep\n"),  # the last, without a newline after it
         ("keep drop\nnext\n", " drop", "keep\nnext\n"),  # part of a line: the line stays
         ("keep\ndrop\ndrop\nend\n", "drop", None),  # two places: refused
@@ -169,5 +172,5 @@ async def test_replacing_every_place_reports_each_change_where_it_is(tmp_path: P
     content = "one\nlong name here\ntwo\nlong name here\nthree\n"
     after = await changed(tmp_path, content, "long name here", "n", every=True)
     assert after == "one\nn\ntwo\nn\nthree\n"
-    after = await changed(tmp_path, "a x b x c\n", "x", "longer", every=True)
-    assert after == "a longer b longer c\n"
+    after = await changed(tmp_path, "a x b x c x d\n", "x", "longer", every=True)
+    assert after == "a longer b longer c longer d\n"

@@ -105,7 +105,7 @@ async def test_a_block_read_without_trailing_whitespace_replaces_exactly_its_lin
 
 async def test_a_candidate_line_that_does_not_start_the_block_is_passed_over(tmp_path: Path) -> None:
     match = find_matches("x \nx \ny\n", "x\ny")
-    assert match is not None and (match.spans, match.rung) == (((3, 6),), "trailing-whitespace")
+    assert match is not None and (match.spans, match.rung) == (((3, 7),), "trailing-whitespace")
     assert await changed(tmp_path, "x \nx \ny\n", "x\ny", "z") == "x \nz\n"
 
 

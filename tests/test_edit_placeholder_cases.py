@@ -53,7 +53,10 @@ async def test_a_placeholder_where_code_went_missing_is_refused_by_name(tmp_path
     assert result.error.message.startswith(
         f"Refused: new_string contains the placeholder {line.strip()!r} where code should be; written to "
     )
-    assert "Nothing was changed" in result.error.message
+    assert result.error.message.endswith(
+        "Nothing was changed. Send the complete text: new_string is written literally, and edit only needs "
+        "the part that changes (with enough context to match once)."
+    )
 
 
 @pytest.mark.parametrize(
@@ -83,8 +86,15 @@ async def test_every_comment_style_is_read(tmp_path: Path, name: str, line: str)
             '    """Doc."""\n    return 1',
             '    """Doc."""\n    ...',
         ),
-        # a doctest continuation
+        (
+            "def f():\n    '''Doc.'''\n    return 1\n",
+            "    '''Doc.'''\n    return 1",
+            "    '''Doc.'''\n    ...",
+        ),
+        # a doctest continuation, below other lines, and after another continuation
         ('"""\n>>> f(1)\n2\n"""\n', ">>> f(1)\n2", ">>> f(\n...     1)\n2"),
+        ('x = 0\n"""\n>>> f(1)\n2\n"""\n', 'x = 0\n"""\n>>> f(1)', 'x = 0\n"""\n>>> f(\n...     1)'),
+        ('"""\n>>> f(1, 2)\n"""\n', ">>> f(1, 2)", ">>> f(\n...     1,\n...     2)"),
         # the file's own comment, sent back inside old_string
         (
             "x = 1\n# ... rest of the code\ny = 2\n",
@@ -110,6 +120,24 @@ async def test_a_worded_line_the_file_has_elsewhere_is_the_files_own(tmp_path: P
     assert result.ok and after == "rest of the code unchanged\nrest of the code unchanged\ny = 3\n"
     result, after = await edit(tmp_path, "x = 1\ny = 2\n", "x = 1\ny = 2", new)
     assert result.error is not None and "'rest of the code unchanged'" in result.error.message
+
+
+async def test_an_ellipsis_character_after_a_colon_is_a_stub_too(tmp_path: Path) -> None:
+    result, after = await edit(
+        tmp_path, "class A:\n    x = 1\n", "class A:\n    x = 1", "class A:\n    \u2026", name="f.rb"
+    )
+    assert result.ok and after == "class A:\n    \u2026\n"
+
+
+async def test_code_counts_as_kept_line_by_line_and_comments_do_not_count(tmp_path: Path) -> None:
+    # the same words on other lines: "x = 1" is gone
+    new = "y = 1;\n// ...\nx = 2;"
+    result, after = await edit(tmp_path, "x = 1;\ny = 2;\n", "x = 1;\ny = 2;", new, name="f.js")
+    assert result.error is not None and "'// ...'" in result.error.message
+    # a comment dropped is no code lost
+    new = "// ... rest of the code\nx = 1;"
+    result, after = await edit(tmp_path, "// note\nx = 1;\n", "// note\nx = 1;", new, name="g.js")
+    assert result.ok and after == "// ... rest of the code\nx = 1;\n"
 
 
 async def test_a_commented_ellipsis_the_file_has_elsewhere_is_still_a_placeholder(tmp_path: Path) -> None:

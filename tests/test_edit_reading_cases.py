@@ -93,6 +93,15 @@ async def test_cosmetic_spellings_are_set_aside_and_the_files_kept(
     assert after == (expected if expected is not None else content.replace("x  = 1", "x  = 2"))
 
 
+@pytest.mark.parametrize(("file_has", "written"), [("...", "..."), ("\u2026", "\u2026")])
+async def test_an_ellipsis_character_in_new_text_is_spelled_as_the_file_spells_it(
+    tmp_path: Path, file_has: str, written: str
+) -> None:
+    content = f"wait{file_has}  now\nx = 1\n"
+    after = await changed(tmp_path, content, "wait\u2026 now\nx = 1", "wait\u2026 now\nx = 'a\u2026'")
+    assert after == f"wait{file_has}  now\nx = 'a{written}'\n"
+
+
 async def test_zero_width_characters_from_the_model_are_not_written_where_the_file_has_none(
     tmp_path: Path,
 ) -> None:

@@ -210,3 +210,32 @@ async def test_a_replacement_cut_off_is_told_by_its_last_line(tmp_path: Path, ne
 async def test_a_replacement_no_more_open_than_what_it_replaces_is_not_cut(tmp_path: Path) -> None:
     result, after = await edit(tmp_path, "f(a,\n  b)\n", "f(a,", "f(g(c)", name="f.rb")
     assert result.ok and after == "f(g(c)\n  b)\n"
+
+
+async def test_brackets_are_counted_and_nothing_else(tmp_path: Path) -> None:
+    result, after = await write(tmp_path, "f.rb", "XX = 1\nY = [X]\n", before="a\n")
+    assert result.ok and after == "XX = 1\nY = [X]\n"
+    result, _ = await write(tmp_path, "g.rb", "f(X,\n  g(X", before="a\n")
+    assert result.error is not None and "2 bracket(s) still open" in result.error.message
+
+
+async def test_the_text_replaced_is_read_with_the_files_comment_syntax(tmp_path: Path) -> None:
+    # the bracket in old_string's comment does not count: new_string opens one more
+    result, _ = await write(tmp_path, "f.rb", "f(1,\n", before="x = 1 # (\n")
+    assert result.error is not None and "1 bracket(s) still open" in result.error.message
+    result, _ = await edit(tmp_path, "x = 1 # (\n", "x = 1 # (", "f(a", name="g.rb")
+    assert (
+        result.error is not None
+        and "its last line 'f(a' stops inside an open bracket" in result.error.message
+    )
+
+
+async def test_one_bracket_left_open_by_a_replacement_is_a_cut(tmp_path: Path) -> None:
+    result, _ = await edit(tmp_path, "x = 1\ny = 2\n", "x = 1", "g(b", name="f.rb")
+    assert result.error is not None and "stops inside an open bracket" in result.error.message
+
+
+async def test_text_with_real_newlines_is_never_read_as_escapes(tmp_path: Path) -> None:
+    content = "puts 1\nputs '\\n'\\n"
+    result, after = await write(tmp_path, "f.rb", content)
+    assert result.ok and after == content

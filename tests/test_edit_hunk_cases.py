@@ -146,3 +146,24 @@ async def test_a_unified_hunk_applies_at_the_line_it_names_on_disk(tmp_path: Pat
     result = await tool.execute(params, AbortSignal(), approved=question)
     assert result.ok, result.llm_content
     assert (tmp_path / "f.txt").read_text() == "x\na\nx\nb\ny\n"
+
+
+def test_added_lines_are_no_reading_worth_a_note() -> None:
+    assert applied("a\nb\n", hunk("+z", line=1)) == ("a\nz\nb\n", [])
+    assert applied("a\nb\n", hunk("+z", anchor="a")) == ("a\nz\nb\n", [])
+
+
+def test_a_place_that_starts_before_the_hunks_already_applied_is_not_taken() -> None:
+    message = failure("a\na\n", hunk("-a", "+b"), hunk(" b", "-a", "+c"))
+    assert message.startswith("hunk 2 of f (@@) did not apply")
+
+
+def test_two_places_as_near_as_each_other_to_the_line_named_are_refused() -> None:
+    message = failure("q\nx\nm\nx\n", hunk("-x", "+y", line=3))
+    assert message.endswith("its lines occur 2 times, none nearest the line it names")
+
+
+def test_line_numbers_count_the_lines_every_earlier_hunk_added() -> None:
+    text = "a\nb\nc\nd\ne\n"
+    hunks = (hunk("-a", "+a1", "+a2", line=1), hunk("-c", "+c1", "+c2", line=3), hunk("+z", line=4))
+    assert applied(text, *hunks)[0] == "a1\na2\nb\nc1\nc2\nd\nz\ne\n"

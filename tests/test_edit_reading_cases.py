@@ -172,3 +172,71 @@ async def test_an_indentation_reading_with_two_places_is_refused(tmp_path: Path)
 async def test_new_text_indented_less_than_the_shift_is_refused_with_the_reason(tmp_path: Path) -> None:
     result, _ = await edit(tmp_path, "    x = 1\n", "        x = 1", "  y = 2")
     assert result.error is not None and "indented less than the shift" in result.error.message
+
+
+async def test_a_numbered_old_string_ending_with_a_newline_keeps_it(tmp_path: Path) -> None:
+    # without its final newline the block would be found twice: the last "x\ny" has none after it
+    assert await changed(tmp_path, "a\nx\ny\nx\ny", "2\tx\n3\ty\n", "2\tx\n3\tz\n") == "a\nx\nz\nx\ny"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("1\tx\n2\ty", "1\tx\n5\tz\n6\tw", "x\nz\nw\n"),  # new text's numbers need not count up
+        ("1\tx\n2\ty", "x\n2\tz", None),  # numbered on a later line only: unclear
+    ],
+)
+async def test_the_numbers_of_new_text(tmp_path: Path, old: str, new: str, expected: str | None) -> None:
+    if expected is None:
+        assert "0 occurrences" in await refused(tmp_path, "x\ny\n", old, new)
+    else:
+        assert await changed(tmp_path, "x\ny\n", old, new) == expected
+
+
+async def test_a_run_of_blank_lines_well_into_the_file_is_one_block(tmp_path: Path) -> None:
+    content = "x\ny\na\n\n\nb = 1\nc\n"
+    after = await changed(tmp_path, content, "a\n\nb = 1\n", "a\n\nb = 2\n")
+    assert after == "x\ny\na\n\n\nb = 2\nc\n"
+
+
+async def test_the_cosmetic_reading_is_named_when_it_finds_two_places(tmp_path: Path) -> None:
+    message = await refused(tmp_path, "a  b\n\nc\na b\n\n\nc\n", "a b\n\nc", "x")
+    assert "and read with whitespace or Unicode spelling set aside, old_string matches 2 places" in message
+
+
+async def test_an_indented_block_after_blank_lines_in_old_string(tmp_path: Path) -> None:
+    content = "def f():\n\n\n    if x:\n        go()\n"
+    after = await changed(tmp_path, content, "\n\nif x:\n    go()", "\n\nif x:\n    stop()")
+    assert after == "def f():\n\n\n    if x:\n        stop()\n"
+    # the blank lines old_string starts with are not in the file before its first line
+    assert "0 occurrences" in await refused(tmp_path, "    x = 1\n    y = 2\n", "\nx = 1\ny = 2", "\nx = 1")
+
+
+async def test_an_indented_block_is_looked_for_past_a_first_line_that_leads_elsewhere(tmp_path: Path) -> None:
+    content = "def f():\n    if x:\n        stop()\n    if x:\n        go()\n"
+    after = await changed(tmp_path, content, "if x:\n    go()", "if x:\n    run()")
+    assert after == content.replace("go()", "run()")
+
+
+async def test_a_line_that_cannot_take_the_shift_is_no_blank_line(tmp_path: Path) -> None:
+    # "  x" cannot lose the four spaces the other lines lose: the block is not in the file
+    content = "a()\n\nb()\n"
+    message = await refused(tmp_path, content, "    a()\n  x\n    b()", "    a()\n  x\n    c()")
+    assert "0 occurrences" in message
+
+
+async def test_blank_lines_inside_a_block_indented_too_far(tmp_path: Path) -> None:
+    content = "if x:\n    a()\n\n    b()\n"
+    old = "    if x:\n        a()\n\n        b()"
+    after = await changed(tmp_path, content, old, old.replace("b()", "c()"))
+    assert after == "if x:\n    a()\n\n    c()\n"
+
+
+async def test_the_refusal_says_why_the_shift_does_not_fit_new_text(tmp_path: Path) -> None:
+    message = await refused(tmp_path, "    x = 1\n", "        x = 1", "  y = 2")
+    assert (
+        "is not in " in message
+        and "as sent, and new_string is indented less than the shift that makes old_string match the "
+        "file, so which change is meant is unclear"
+        in message
+    )

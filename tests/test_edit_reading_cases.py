@@ -240,3 +240,9 @@ async def test_the_refusal_says_why_the_shift_does_not_fit_new_text(tmp_path: Pa
         "file, so which change is meant is unclear"
         in message
     )
+
+
+async def test_a_run_of_blank_lines_after_several_lines_is_one_block(tmp_path: Path) -> None:
+    content = "a\nb\nc = 1\n\n\nd = 1\n"
+    after = await changed(tmp_path, content, "b\nc = 1\n\nd = 1", "b\nc = 1\n\nd = 2")
+    assert after == "a\nb\nc = 1\n\n\nd = 2\n"

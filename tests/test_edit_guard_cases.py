@@ -106,12 +106,17 @@ async def test_one_line_that_could_be_meant_stays(tmp_path: Path, name: str, con
 @pytest.mark.parametrize(
     ("new", "what"),
     [
-        ("@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n", "a hunk header"),
-        ("@@ -1 +1 @@\n-x = 1\n+x = 2\n", "a hunk header"),
+        ("@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n", "a hunk header (@@ -n,m +n,m @@)"),
+        ("@@ -1 +1 @@\n-x = 1\n+x = 2\n", "a hunk header (@@ -n,m +n,m @@)"),
         ("--- a/f.rb\n+++ b/f.rb\nx = 2\n", "---/+++ file headers"),
-        ("*** Begin Patch\n*** Update File: f.rb\n-x = 1\n+x = 2\n*** End Patch\n", "'*** Begin Patch'"),
+        (
+            "*** Begin Patch\n*** Update File: f.rb\n-x = 1\n+x = 2\n*** End Patch\n",
+            "a '*** Begin Patch' envelope",
+        ),
         ("-x = 1\n+x = 2\n y = 2\n", "lines marked with - and +"),
         ("\n-x = 1\n+x = 2\n\n y = 2", "lines marked with - and +"),
+        (" x = 1\n-y = 2\n+y = 3", "lines marked with - and +"),
+        ("+x = 0\n-x = 1\n-y = 2", "lines marked with - and +"),
     ],
 )
 async def test_a_diff_sent_as_new_text_is_refused_and_points_to_apply_patch(
@@ -119,8 +124,20 @@ async def test_a_diff_sent_as_new_text_is_refused_and_points_to_apply_patch(
 ) -> None:
     result, after = await edit(tmp_path, "x = 1\ny = 2\n", "x = 1\ny = 2", new, name="f.rb")
     assert result.error is not None and after == "x = 1\ny = 2\n"
-    assert "written in diff notation" in result.error.message and what in result.error.message
-    assert "apply_patch" in result.error.message
+    assert result.error.message == (
+        f"Refused: new_string is written in diff notation ({what}); written to {tmp_path / 'f.rb'} its markers "
+        "would become part of the file. Nothing was changed. Send new_string as the final text itself, without "
+        "-/+ markers or hunk headers; or send the whole patch to the apply_patch tool, which applies patches "
+        "(a '*** Begin Patch' envelope or a unified diff)."
+    )
+
+
+async def test_an_indented_block_in_diff_notation_is_refused(tmp_path: Path) -> None:
+    content = "    x = 1\n    y = 2\n"
+    result, after = await edit(
+        tmp_path, content, "    x = 1\n    y = 2", "-    x = 1\n+    x = 2\n     y = 2"
+    )
+    assert result.error is not None and "(lines marked with - and +)" in result.error.message
 
 
 @pytest.mark.parametrize(
@@ -130,9 +147,12 @@ async def test_a_diff_sent_as_new_text_is_refused_and_points_to_apply_patch(
         ("- a\n- b\n", "- a\n- b", "- a\n+ b", "f.txt"),  # a list
         ("- a\n", "- a", "+ b\n+ c", "f.md"),  # only added lines
         ("x\n", "x", "-y\n+z\nw", "f.rb"),  # a line without a marker
-        ("@@ -1 +1 @@\n-a\n+b\n", "-a\n+b", "-a\n+c", "f.rb"),  # the file is a diff already
-        ("old\n", "old", "-a\n+b\n", "f.patch"),
-        ("--- a\n+++ b\n", "+++ b", "+++ c", "f.rb"),
+        ("@@ -1 +1 @@\n-a\n+b\n", "@@ -1 +1 @@\n-a\n+b", "@@ -1 +1 @@\n-a\n+c", "f.rb"),  # a diff already
+        ("old\n", "old", "-old\n+b\n", "f.patch"),
+        ("old\n", "old", "-old\n+b\n", "f.diff"),
+        ("--- a\n+++ b\n", "--- a\n+++ b", "--- a\n+++ c", "f.rb"),
+        ("x = 1\ny = 2\n", "x = 1\ny = 2", " x = 1\n-y = 2", "f.rb"),  # no line added: not a diff
+        ("x = 1\n", "x = 1", "-x = 1\n+x = 2\nX", "f.rb"),
         ("*** Begin Patch\n", "*** Begin Patch", "*** Begin Patch\n*** End Patch", "f.rb"),
     ],
 )
@@ -191,6 +211,9 @@ async def test_a_new_file_left_with_brackets_open_is_refused(tmp_path: Path) -> 
     ("new", "cut"),
     [
         ("f(a,\n  g(b", True),  # its last line stops inside a bracket it opened
+        ("f(a,\n  g(b, c", True),
+        ("f(a,\n  g(X", True),
+        ("f(a,\n  g(b # )", True),  # a bracket in a comment does not close it
         ("f(a,\n  g(b)", False),  # the last line closes what it opened: a bracket left open above
         ("f(a,\n  [", False),  # ends with an opener: the rest may follow on purpose
         ("f(a, (", False),
@@ -205,6 +228,15 @@ async def test_a_replacement_cut_off_is_told_by_its_last_line(tmp_path: Path, ne
         assert repr(new.rsplit("\n", 1)[-1].strip()) in result.error.message
     else:
         assert result.ok, result.error
+
+
+async def test_a_cut_replacement_is_named_by_its_last_line(tmp_path: Path) -> None:
+    result, _ = await edit(tmp_path, "x = 1\ny = 2\n", "x = 1", "x = 1\nf(a,\n  g(b", name="f.rb")
+    assert result.error is not None and result.error.message == (
+        "Refused: new_string looks cut off mid-statement (its last line 'g(b' stops inside an open bracket), as "
+        f"when a reply hits its output limit; written to {tmp_path / 'f.rb'} it would leave broken code. Nothing "
+        "was changed. Send smaller pieces: one edit per function or block, each complete."
+    )
 
 
 async def test_a_replacement_no_more_open_than_what_it_replaces_is_not_cut(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ async def test_a_placeholder_where_code_went_missing_is_refused_by_name(tmp_path
     assert result.error is not None and after == JS
     assert result.error.message.startswith(
         f"Refused: new_string contains the placeholder {line.strip()!r} where code should be; written to "
+        f"{tmp_path / 'f.js'} it would delete the code it stands for."
     )
     assert result.error.message.endswith(
         "Nothing was changed. Send the complete text: new_string is written literally, and edit only needs "
@@ -173,3 +174,41 @@ async def test_an_ellipsis_line_in_prose_is_prose_but_a_comment_saying_the_rest_
     assert result.ok and after == "# Title\n\n... and so on\n"
     result, after = await write(tmp_path, "more.md", "# Title\n\n<!-- rest unchanged -->\n", before)
     assert result.error is not None and after == before
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "rest of the code\nb = 3",  # on the first line
+        "\nrest of the code\nb = 3",  # after a blank first line
+        "x\ny\nrest of the code\nb = 3",  # well into the text
+        "x = rest\nrest of the code\ny = rest",  # between lines that hold its word and are code
+        "x = rest\nrest of the code",
+    ],
+)
+async def test_a_placeholder_line_without_a_comment_is_found_wherever_it_is(tmp_path: Path, new: str) -> None:
+    content = "a = 1\nb = 2\n"
+    result, after = await edit(tmp_path, content, "a = 1\nb = 2", new)
+    assert result.error is not None and "'rest of the code'" in result.error.message and after == content
+
+
+async def test_a_stub_is_told_by_the_line_before_it_not_the_last_line(tmp_path: Path) -> None:
+    content = "def f():\n    return 1\nx = 1\n"
+    result, after = await edit(
+        tmp_path, content, "def f():\n    return 1\nx = 1", "def f():\n    ...\nx = 1", name="f.py"
+    )
+    assert result.ok and after == "def f():\n    ...\nx = 1\n"
+
+
+async def test_every_placeholder_line_is_looked_at_past_the_files_own(tmp_path: Path) -> None:
+    content = "// ... rest of the code\nx = 1\ny = 2\n"
+    old = "// ... rest of the code\nx = 1\ny = 2"
+    result, after = await edit(
+        tmp_path, content, old, "// ... rest of the code\nrest of the file here\ny = 3"
+    )
+    assert result.error is not None and "'rest of the file here'" in result.error.message
+    content = "rest of the code unchanged\nx = 1\ny = 2\n"
+    result, after = await edit(
+        tmp_path, content, "x = 1\ny = 2", "rest of the code unchanged\nrest of the file here\ny = 3"
+    )
+    assert result.error is not None and "'rest of the file here'" in result.error.message and after == content

@@ -138,6 +138,7 @@ async def test_an_indented_block_in_diff_notation_is_refused(tmp_path: Path) -> 
         tmp_path, content, "    x = 1\n    y = 2", "-    x = 1\n+    x = 2\n     y = 2"
     )
     assert result.error is not None and "(lines marked with - and +)" in result.error.message
+    assert after == content
 
 
 @pytest.mark.parametrize(

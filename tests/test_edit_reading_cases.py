@@ -246,3 +246,18 @@ async def test_a_run_of_blank_lines_after_several_lines_is_one_block(tmp_path: P
     content = "a\nb\nc = 1\n\n\nd = 1\n"
     after = await changed(tmp_path, content, "b\nc = 1\n\nd = 1", "b\nc = 1\n\nd = 2")
     assert after == "a\nb\nc = 1\n\n\nd = 2\n"
+
+
+async def test_each_decoding_is_tried_when_the_one_before_finds_nothing(tmp_path: Path) -> None:
+    content = 'p = "\\\\d" if a < b\n'
+    result, after = await edit(tmp_path, content, 'p = "\\\\d" if a &lt; b', 'p = "\\\\d" if a &lt;= b')
+    assert result.ok and after == 'p = "\\\\d" if a <= b\n'
+    assert "allowing for HTML entities (&lt; &gt; &quot; &amp;); what you did not change" in result.text()
+
+
+async def test_a_decoding_composed_with_a_line_reading_is_named_by_both(tmp_path: Path) -> None:
+    content = "class A:\n    def f(self):\n        return 'a'\n"
+    old, new = "def f(self):\\n    return 'a'", "def f(self):\\n    return 'b'"
+    result, after = await edit(tmp_path, content, old, new)
+    assert after == content.replace("'a'", "'b'")
+    assert "read once as escapes) and indentation off by one amount; what you did not" in result.text()

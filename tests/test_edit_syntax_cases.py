@@ -49,3 +49,11 @@ async def test_a_new_error_in_a_javascript_block_is_named_by_its_line(tmp_path: 
     result, after = await edit(tmp_path, js, "  const c = a;", "  const c = a b;", name="f.js")
     assert result.ok and after == js.replace("= a;", "= a b;")
     assert "no longer parses as JavaScript: line 2 has" in result.text()
+
+
+async def test_a_new_error_over_several_lines_is_quoted_by_its_first_forty_characters(tmp_path: Path) -> None:
+    old = "    x = a\n    return x + 1"
+    new = "    x = (alpha_beta_gamma_delta_epsilon_zeta_eta_theta b c\n  d e f\n  g h) +\n    return x + 1"
+    result, after = await edit(tmp_path, PY, old, new, name="f.py")
+    assert result.ok and after == PY.replace(old, new)
+    assert "line 5 has unexpected 'x = (alpha_beta_gamma_delta_epsilon_zeta'." in result.text()

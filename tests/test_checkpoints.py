@@ -298,3 +298,52 @@ async def test_shadow_lives_in_the_data_folder(tmp_path: Path) -> None:
     await cps.snapshot("s")
     assert cps.git_dir.is_relative_to(tmp_path / "home" / ".qwen" / "checkpoints")
     assert (cps.git_dir / "HEAD").exists() and not list((cps.git_dir / "hooks").glob("*"))
+
+
+async def test_an_editor_gets_the_text_files_whose_content_alone_changed(repo: Path) -> None:
+    """Through an editor that holds the files, a restored text file is written by the editor (so its
+    buffer follows); new, deleted and binary files, links and a changed mode are done on disk, and a file
+    changed by hand after the plan was drawn up is left alone."""
+    write(repo, "logo.bin", b"\x89PNG\x00\xff")
+    before = files(repo)
+    cps = open_checkpoints(repo)
+    await cps.begin_turn("t1")
+    write(repo, "logo.bin", b"\x89PNG\x00\xfe")
+    write(repo, "untracked.txt", "the agent's\n")
+    await cps.end_turn()
+    await agent_turn(cps, repo, "t2")
+    plan = await cps.plan_rewind(1)
+    assert plan is not None and not plan.conflicts
+    through_editor: list[str] = []
+
+    async def editor_write(path: Path, data: bytes) -> None:
+        through_editor.append(path.relative_to(repo).as_posix())
+        path.write_bytes(data)  # an editor that saves what it is sent
+
+    result = await cps.apply(plan, write_text=editor_write)
+    assert sorted(through_editor) == ["a.txt", "c.txt", "untracked.txt"]
+    assert not result.failed and not result.skipped
+    after = files(repo)
+    after.pop("agent.log")
+    assert after == before
+
+    await agent_turn(cps, repo, "t3")
+    plan = await cps.plan_undo()
+    assert plan is not None
+    write(repo, "a.txt", "typed by hand after the plan\n")
+    through_editor.clear()
+    result = await cps.apply(plan, write_text=editor_write)
+    assert "a.txt" in result.skipped and "a.txt" not in through_editor
+    assert (repo / "a.txt").read_text() == "typed by hand after the plan\n"
+    assert sorted(through_editor) == ["c.txt", "untracked.txt"]
+
+    await agent_turn(cps, repo, "t4")
+    plan = await cps.plan_undo()
+    assert plan is not None
+
+    async def refusing_editor(path: Path, data: bytes) -> None:
+        raise PermissionError(13, "the editor refused the write")
+
+    result = await cps.apply(plan, write_text=refusing_editor)
+    assert result.failed.get("c.txt", "").endswith("the editor refused the write")
+    assert "agent changed the user's unstaged file t4" in (repo / "c.txt").read_text()

@@ -115,7 +115,7 @@ async def test_the_scope_names_the_file_and_the_command_its_hidden_characters(
     shown = screen.getvalue()
     assert "npm test⟨ZWSP⟩␍rm -rf x" in shown and "Run ␛]0;evil␇" in shown
     assert "\x1b]" not in shown and "\r" not in shown
-    assert f"[p] for this project, saved in {files[RuleSource.PROJECT]}" in shown
+    assert f"[p] for this project, saved in {files[RuleSource.PROJECT]}" in " ".join(shown.split())
     assert "[s] for this session only, not saved" in shown
 
 

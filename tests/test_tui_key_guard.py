@@ -31,6 +31,7 @@ from tests.support.tui import (
     step,
     type_text,
     until,
+    unwrapped,
 )
 
 
@@ -102,8 +103,8 @@ async def test_the_scope_step_names_the_file_and_waits_before_it_takes_a_key(pro
         await step(pilot, "scope")
         shown = screen_text(app)
         assert "Allow from now on: run_shell_command(touch made.txt)" in shown  # the narrowest rule
-        assert f"[p] for this project, saved in {settings}" in shown
-        assert f"saved in {project.home / '.qwen' / 'settings.json'}" in shown
+        assert unwrapped(f"[p] for this project, saved in {settings}") in unwrapped(shown)
+        assert unwrapped(f"saved in {project.home / '.qwen' / 'settings.json'}") in unwrapped(shown)
         assert "[s] for this session only, not saved" in shown
         await pilot.press("p")
         await idle(pilot)

@@ -43,6 +43,7 @@ from qcore.tools.registry import ToolNameClash, ToolRegistry
 from qcore.tools.truncation import OutputLimits
 
 if TYPE_CHECKING:
+    from qcore.checkpoints.snapshots import WriteText
     from qcore.checkpoints.turns import TurnCheckpoints
     from qcore.discovery.mcp import McpManager, McpServerStatus
     from qcore.extensions import Extensions
@@ -174,6 +175,13 @@ def _checkpoints(
     def warn(message: str) -> None:
         events.emit(ErrorOccurred(message, "checkpoint"))
 
+    files = config.file_access
+    write_text: WriteText | None = None
+    if files is not None and files.holds_buffers:
+
+        async def write_text(path: Path, data: bytes) -> None:
+            await files.write(path, data, "utf-8")
+
     return TurnCheckpoints.for_project(
         config.workspace.root,
         state.session_id,
@@ -181,6 +189,7 @@ def _checkpoints(
         home=config.home,
         state=state,
         unavailable=problems.append,
+        write_text=write_text,
     )
 
 

@@ -102,7 +102,8 @@ async def agent(
             "--acp",
             cwd=workdir.root,
             env=env or workdir.env(),
-            transport_kwargs={"stderr": stderr},
+            # how soon qcli exits is not what these tests check: the SDK's 2 s is short on a loaded machine
+            transport_kwargs={"stderr": stderr, "shutdown_timeout": 20.0},
         ) as (connection, _process):
             await connection.initialize(
                 protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities

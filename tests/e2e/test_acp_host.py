@@ -334,3 +334,20 @@ async def test_what_a_terminal_command_leaves_running_ends_with_the_session(work
     while alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     assert not alive(pid)
+
+
+async def test_undo_puts_the_file_back_through_the_editor_that_made_the_edit(workdir: Workdir) -> None:
+    app = str(workdir.root / "app.py")
+    before = Path(app).read_text()
+    workdir.server.script.extend(
+        [Reply.call("edit", file_path=app, old_string=OLD, new_string=NEW), Reply(text="Done.")]
+    )
+    client = EditorClient(pick("allow_once"))
+    async with agent(workdir, client, EDITOR) as connection:
+        session_id = await new_session(connection, workdir)
+        await connection.prompt(session_id=session_id, prompt=prompt("use an f-string"))
+        assert NEW in client.buffers[app] and client.writes == [app]
+        await connection.prompt(session_id=session_id, prompt=prompt("/undo"))
+    assert client.writes == [app, app]  # the editor's buffer follows the undo, not only the disk
+    assert client.buffers[app] == before == Path(app).read_text()
+    assert "restored `app.py`" in client.text(session_id)

@@ -23,7 +23,11 @@ def test_login_use_refresh_and_logout(workdir: Workdir, qcli: Runner, tmp_path: 
     url = f"http://127.0.0.1:{port}/mcp"
     settings = workdir.root / ".qwen" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"mcpServers": {"secure": {"httpUrl": url, "trust": True}}}))
+    settings.write_text(  # on a loaded machine connecting may take longer than the default wait
+        json.dumps(
+            {"mcpServers": {"secure": {"httpUrl": url, "trust": True}}, "mcp": {"startupWaitMs": 60_000}}
+        )
+    )
     browser = workdir.env(BROWSER="curl -s -L -o /dev/null %s")
     tokens = workdir.home / ".qwen" / "mcp-oauth-tokens.json"
     with http_process([sys.executable, SERVER, "--port", str(port), "--token-seconds", "3"], port, log):

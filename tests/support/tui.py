@@ -67,6 +67,12 @@ def make_project(tmp_path: Path, monkeypatch: object, *, trusted: bool = True) -
     return project
 
 
+def unwrapped(text: str) -> str:
+    """``text`` without white space and panel borders, so a long path that wraps (a test's temporary
+    folder differs in length from run to run) is found with ``unwrapped(path) in unwrapped(screen)``."""
+    return "".join(text.replace("│", " ").split())
+
+
 async def until(pilot: Pilot[int], condition: Callable[[], object], seconds: float = 10.0) -> None:
     """Let the app run until ``condition()`` holds; fail with the screen's text after ``seconds``."""
     loop = asyncio.get_running_loop()

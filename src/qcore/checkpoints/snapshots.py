@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from qcore.checkpoints.restore import (
+    EXECUTABLE,
     GITLINK,
+    REGULAR,
     Entry,
     FileRestore,
     RestorePlan,
@@ -47,6 +50,10 @@ from qcore.checkpoints.restore import (
 )
 from qcore.checkpoints.shadow_git import CheckpointError, ShadowGit
 from qcore.files.storage import project_checkpoints_dir
+
+TEXT_MODES = (REGULAR, EXECUTABLE)
+WriteText = Callable[[Path, bytes], Awaitable[object]]
+"""Writes a file's new content through a front end's editor (``FileAccess.write``)."""
 
 __all__ = [
     "Checkpoint",
@@ -252,8 +259,14 @@ class Checkpoints:
             turns[0].before.id, tuple(t.index for t in turns), tuple(restore), tuple(conflicts)
         )
 
-    async def apply(self, plan: RestorePlan, confirmed: Sequence[str] = ()) -> RestoreResult:
-        """Restore ``plan``'s safe paths and the ``confirmed`` conflicts; the rewound turns are forgotten."""
+    async def apply(
+        self, plan: RestorePlan, confirmed: Sequence[str] = (), write_text: WriteText | None = None
+    ) -> RestoreResult:
+        """Restore ``plan``'s safe paths and the ``confirmed`` conflicts; the rewound turns are forgotten.
+
+        With ``write_text`` (an editor that holds the files), a text file whose content alone changes
+        is put back through it, so its open buffer shows the restored text; everything else (new or
+        deleted files, links, a changed mode, conflicts) is done on disk."""
         async with self._git.locked():
             tree = (await self._git.run("rev-parse", f"{plan.checkpoint_id}^{{tree}}")).decode().strip()
             listing = await self._git.run("ls-tree", "-r", "-d", "-z", "--name-only", tree)
@@ -261,9 +274,35 @@ class Checkpoints:
             blobs = await self._git.blobs(
                 {item.target.blob for item in (*plan.restore, *plan.conflicts) if item.target}
             )
-            result = await asyncio.to_thread(apply_plan, str(self.root), plan, confirmed, blobs, keep_dirs)
+            editor = [item for item in plan.restore if _editable(item, blobs)] if write_text else []
+            on_disk = dataclasses.replace(plan, restore=tuple(i for i in plan.restore if i not in editor))
+            root = str(self.root)
+            result = await asyncio.to_thread(apply_plan, root, on_disk, confirmed, blobs, keep_dirs)
+            for item in editor:
+                assert write_text is not None and item.target is not None
+                if await asyncio.to_thread(_entry_now, root, item.path) != item.expected:
+                    result.skipped.append(item.path)  # changed by hand since the plan was drawn up
+                    continue
+                try:
+                    await write_text(self.root / item.path, blobs[item.target.blob])
+                except OSError as error:
+                    result.failed[item.path] = str(error)
+                else:
+                    result.written.append(item.path)
             self._append({"event": "rewind", "turn": plan.turns[0], "time": time.time()})
         return result
+
+
+def _editable(item: FileRestore, blobs: dict[str, bytes]) -> bool:
+    """A text file that stays a file of the same mode: an editor's write can put it back whole."""
+    target, expected = item.target, item.expected
+    if target is None or expected is None or target.mode != expected.mode or target.mode not in TEXT_MODES:
+        return False
+    try:
+        blobs[target.blob].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _entry_now(root: str, path: str) -> Entry | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from qcore.checkpoints.restore import RestorePlan, RestoreResult
-from qcore.checkpoints.snapshots import CheckpointError, Checkpoints, Turn
+from qcore.checkpoints.snapshots import CheckpointError, Checkpoints, Turn, WriteText
 from qcore.conversation.state import SessionState
 
 MARK_EVENT = "turn_mark"
@@ -42,9 +42,16 @@ class TurnCheckpoints:
     """The session's side of checkpoints: when to snapshot, and which prompt each turn came from."""
 
     def __init__(
-        self, checkpoints: Checkpoints, warn: Callable[[str], None], state: SessionState | None = None
+        self,
+        checkpoints: Checkpoints,
+        warn: Callable[[str], None],
+        state: SessionState | None = None,
+        write_text: WriteText | None = None,
     ) -> None:
         self.checkpoints = checkpoints
+        self.write_text = write_text
+        """Where a restored text file is written when a front end's editor holds the files (so its
+        buffer follows the undo); None: the disk."""
         self.warn = warn
         """Tells the user (the session makes it an event; a failure is said once)."""
         self.enabled = True
@@ -65,11 +72,12 @@ class TurnCheckpoints:
         state: SessionState | None = None,
         *,
         unavailable: Callable[[str], None] | None = None,
+        write_text: WriteText | None = None,
     ) -> TurnCheckpoints | None:
         """Checkpoints for the project at ``root``, or None when they cannot be kept; why is said to
         ``unavailable`` (a front end's start-up problems; default ``warn``)."""
         try:
-            return cls(Checkpoints.for_project(root, session=session, home=home), warn, state)
+            return cls(Checkpoints.for_project(root, session=session, home=home), warn, state, write_text)
         except (CheckpointError, OSError, ValueError) as error:
             (unavailable or warn)(f"Checkpoints are off for this session: {error}")
             return None
@@ -148,7 +156,7 @@ class TurnCheckpoints:
         return await self.checkpoints.plan_rewind(turn)
 
     async def apply(self, plan: RestorePlan, confirmed: tuple[str, ...] = ()) -> RestoreResult:
-        result = await self.checkpoints.apply(plan, confirmed)
+        result = await self.checkpoints.apply(plan, confirmed, self.write_text)
         self.marks = [mark for mark in self.marks if mark.turn < plan.turns[0]]
         if self.state is not None:
             self.state.record(MARK_EVENT, {"drop_from": plan.turns[0]})

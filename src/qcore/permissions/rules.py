@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import pathspec
 
@@ -175,6 +175,47 @@ def url_matches(specifier: str, url: str) -> bool:
     text = specifier.strip()
     if text.startswith("domain:"):
         domain = text[len("domain:") :].lower().strip(".")
-        host = (urlsplit(url).hostname or "").lower()
-        return host == domain or host.endswith("." + domain)
-    return fnmatch.fnmatchcase(url, text)
+        # "example.org." (fully qualified) is the same host as "example.org"; no host is no domain's
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        return bool(host) and (host == domain or host.endswith("." + domain))
+    # A URL pattern reaches the URL as written and as the server it names receives it, so a deny rule
+    # on "https://evil.example/*" is not escaped by "HTTPS://EVIL.example.:443/" or a user part.
+    return fnmatch.fnmatchcase(url, text) or fnmatch.fnmatchcase(
+        _canonical_url(url), _canonical_pattern(text)
+    )
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _canonical_url(url: str) -> str:
+    """``url`` as the server it reaches sees it: scheme and host in lower case, no trailing dot on the
+    host, no user part, no default port. A URL that does not parse, or names no host, is left as it is."""
+    try:
+        parts = urlsplit(url)
+        host, port = (parts.hostname or "").rstrip("."), parts.port
+    except ValueError:
+        return url
+    if not parts.scheme or not host:
+        return url
+    scheme = parts.scheme.lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _canonical_pattern(pattern: str) -> str:
+    """A URL pattern's scheme and host in lower case and without a trailing dot, its default port
+    dropped; wildcards are kept as they are."""
+    scheme, sep, rest = pattern.partition("://")
+    if not sep:
+        return pattern
+    netloc, slash, tail = rest.partition("/")
+    host, colon, port = netloc.rpartition(":") if not netloc.endswith("]") else (netloc, "", "")
+    if not colon or not port.isdigit():
+        host, port = netloc, ""
+    host = host.lower().rstrip(".")
+    if port and int(port) != _DEFAULT_PORTS.get(scheme.lower()):
+        host += f":{port}"
+    return f"{scheme.lower()}://{host}{slash}{tail}"

@@ -40,12 +40,11 @@ _STRINGS = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`
 _NOISE = {
     "hash": re.compile(rf"{_STRINGS}|'(?:\\.|[^'\\\n])*'|#[^\n]*"),
     "slash": re.compile(rf"{_STRINGS}|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*[\s\S]*?\*/"),
-    "rust": re.compile(rf"{_STRINGS}|//[^\n]*|/\*[\s\S]*?\*/"),  # 'a is a lifetime, not a string
 }
 
 
 def _noise(suffix: str) -> re.Pattern[str]:
-    return _NOISE["hash" if suffix in _HASH_COMMENTS else "rust" if suffix == ".rs" else "slash"]
+    return _NOISE["hash" if suffix in _HASH_COMMENTS else "slash"]
 
 
 def open_brackets(text: str, suffix: str) -> int:

@@ -55,6 +55,8 @@ def _place(content: str, hunk: Hunk, cursor: int, shift: int) -> tuple[Span, str
             at = cursor if hunk.anchor else len(content)
         else:
             at = max(cursor, _line_offset(content, hunk.line + shift + 1))
+        if at == len(content) and content and not content.endswith("\n"):
+            new = "\n" + new  # after a last line without a newline: a line of their own, not its tail
         return (at, at), new, "exact"
     match = find_matches(content, old)
     spans: list[Span] = []

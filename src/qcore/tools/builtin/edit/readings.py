@@ -115,7 +115,6 @@ class _Lines:
     """The file's lines and where each starts, built once and only for the line-by-line readings."""
 
     def __init__(self, content: str) -> None:
-        self.content = content
         self.lines = content.split("\n")
         self.starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
         self._keys: list[str] | None = None
@@ -207,7 +206,7 @@ def _indent_reading(lines: _Lines, old: str, new: str) -> list[Reading] | str:
         block_keys = keys[index - skip : index - skip + len(old_lines)]
         moved_old = [_shifted(o, shift) if o.strip() else o for o in old_lines]
         if any(
-            _cosmetic(m or "") != f if o.strip() else f
+            (m is None or _cosmetic(m) != f) if o.strip() else f
             for o, m, f in zip(old_lines, moved_old, block_keys, strict=True)
         ):
             continue

@@ -174,3 +174,11 @@ async def test_replacing_every_place_reports_each_change_where_it_is(tmp_path: P
     assert after == "one\nn\ntwo\nn\nthree\n"
     after = await changed(tmp_path, "a x b x c x d\n", "x", "longer", every=True)
     assert after == "a longer b longer c longer d\n"
+
+
+@pytest.mark.parametrize("old", ["\u00a0", "\t", "  \n", "\u00a0\n"])
+async def test_white_space_alone_is_not_read_as_an_empty_line(tmp_path: Path, old: str) -> None:
+    """Allowing for trailing white space would leave nothing of it, which every empty line matches (the one
+    after the final newline too): the model is told it is not there, and the file is left alone."""
+    message = await refused(tmp_path, "x = 1\n\ny = 2\n", old, "Z")
+    assert "0 occurrences found" in message

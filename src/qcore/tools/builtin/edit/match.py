@@ -162,7 +162,9 @@ class _Ladder:
             spans = _find_all(folded.text, mapped_old)
             if spans:
                 return "lookalikes", [folded.span(span) for span in spans]
-        spans = _line_spans(self.content, old)
+        # White space alone has nothing to anchor a reading: with trailing white space allowed for it
+        # would match every empty line (the one after the final newline too)
+        spans = _line_spans(self.content, old) if old.strip() else []
         if spans:
             return "trailing-whitespace", spans
         if mapped_old.strip() and (mapped_old != old or folded.text != self.content):

@@ -17,6 +17,15 @@ from qcore.tools.builtin.web_fetch import WebFetch
 from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
 
 
+def fetch_verdict(kind: RuleKind, specifier: str, url: str) -> Verdict:
+    """What a ``web_fetch`` of ``url`` gets under one rule of the user's."""
+    tool = WebFetch(ToolContext(Workspace([Path("/")])))
+    rule = Rule(kind, f"web_fetch({specifier})", RuleSource.USER)
+    return (
+        PermissionPolicy(rules=[rule]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url)).verdict
+    )
+
+
 def test_a_resumed_session_gets_back_each_readable_rule_once() -> None:
     patterns = ["edit(*.txt)", "edit(src/**", "read_file", "edit(*.txt)", "(x)", "run_shell_command(make:*)"]
     assert session_rules(patterns) == [
@@ -38,21 +47,12 @@ def test_a_resumed_session_gets_back_each_readable_rule_once() -> None:
     ],
 )
 def test_a_domain_rule_holds_however_the_host_is_spelt(url: str) -> None:
-    tool = WebFetch(ToolContext(Workspace([Path("/")])))
-    deny = Rule(RuleKind.DENY, "web_fetch(domain:evil.example)", RuleSource.USER)
-    decision = PermissionPolicy(rules=[deny]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url))
-    assert decision.verdict is Verdict.DENY
+    assert fetch_verdict(RuleKind.DENY, "domain:evil.example", url) is Verdict.DENY
 
 
 def test_a_domain_rule_does_not_reach_a_url_without_a_host() -> None:
-    tool = WebFetch(ToolContext(Workspace([Path("/")])))
-    url = "file:///etc/passwd"
     for specifier in ("domain:evil.example", "domain:"):
-        allow = Rule(RuleKind.ALLOW, f"web_fetch({specifier})", RuleSource.USER)
-        verdict = PermissionPolicy(rules=[allow]).evaluate(
-            tool, InfoConfirmation("Fetch", url), UrlSubject(url)
-        )
-        assert verdict.verdict is Verdict.ASK
+        assert fetch_verdict(RuleKind.ALLOW, specifier, "file:///etc/passwd") is Verdict.ASK
 
 
 def shell_choices(tmp_path: Path, command: str) -> list[tuple[str, ...]]:
@@ -109,10 +109,7 @@ def test_every_file_rule_offered_covers_the_file_and_names_it_plainly(tmp_path: 
 )
 @pytest.mark.parametrize("pattern", ["https://evil.example/*", "HTTPS://Evil.Example.:443/*"])
 def test_a_url_pattern_reaches_the_server_however_its_address_is_spelt(url: str, pattern: str) -> None:
-    tool = WebFetch(ToolContext(Workspace([Path("/")])))
-    deny = Rule(RuleKind.DENY, f"web_fetch({pattern})", RuleSource.USER)
-    decision = PermissionPolicy(rules=[deny]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url))
-    assert decision.verdict is Verdict.DENY
+    assert fetch_verdict(RuleKind.DENY, pattern, url) is Verdict.DENY
 
 
 @pytest.mark.parametrize(
@@ -127,7 +124,4 @@ def test_a_url_pattern_reaches_the_server_however_its_address_is_spelt(url: str,
     ],
 )
 def test_a_url_pattern_does_not_reach_another_server(url: str) -> None:
-    tool = WebFetch(ToolContext(Workspace([Path("/")])))
-    allow = Rule(RuleKind.ALLOW, "web_fetch(https://evil.example/*)", RuleSource.USER)
-    decision = PermissionPolicy(rules=[allow]).evaluate(tool, InfoConfirmation("Fetch", url), UrlSubject(url))
-    assert decision.verdict is Verdict.ASK
+    assert fetch_verdict(RuleKind.ALLOW, "https://evil.example/*", url) is Verdict.ASK

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import pytest
 
 from qcore.abort import AbortSignal
+from qcore.files.access import DiskFiles, FileRead
 from qcore.files.workspace import Workspace
 from qcore.permissions import ApprovalMode
 from qcore.permissions.policy import PermissionPolicy, Verdict
@@ -201,3 +203,25 @@ async def test_git_renames_deletions_and_new_files(root: Path) -> None:
     _, text, ok = await _apply(root, both)
     assert ok, text
     assert not (root / "old.txt").exists() and (root / "new.txt").read_text() == "hello\nworld\n"
+
+
+class FullDisk(DiskFiles):
+    """The disk, full by the time ``pkg/new.py`` is written."""
+
+    async def write(self, path: Path, data: bytes, encoding: str) -> FileRead:
+        if path.name == "new.py":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return await super().write(path, data, encoding)
+
+
+async def test_a_write_that_fails_part_way_puts_back_the_files_already_written(root: Path) -> None:
+    tool = ApplyPatch(ToolContext(Workspace([root]), file_access=FullDisk()))
+    params = tool.build({"patch": ENVELOPE})
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    result = await tool.execute(params, AbortSignal(), approved=question)
+    assert not result.ok
+    text = str(result.llm_content)
+    assert f"Could not write {root / 'pkg' / 'new.py'}: No space left on device" in text
+    assert "The files already written were put back; nothing is changed." in text
+    assert (root / "app.py").read_text() == APP and (root / "util.py").read_text() == UTIL
+    assert (root / "old.txt").read_text() == "bye\n" and not (root / "pkg" / "new.py").exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,7 @@ from qcore.checkpoints import shadow_git
 from qcore.checkpoints.shadow_git import CheckpointError
 from qcore.checkpoints.snapshots import Checkpoint, Checkpoints
 from qcore.files.text_files import CONFIG_MAX_BYTES
-
-
-def git(*args: str, cwd: Path | None = None) -> str:
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
-    return done.stdout.decode()
+from tests.support.hostile_git import plain_git as git
 
 
 def commit_all(root: Path) -> None:

@@ -5,24 +5,13 @@ the agent moved, and folders an undo keeps."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from qcore.checkpoints.shadow_git import CheckpointError
 from qcore.checkpoints.snapshots import Checkpoints, FileChange, Turn
-
-
-def git(*args: str, cwd: Path | None = None) -> str:
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
-    return done.stdout.decode()
+from tests.support.hostile_git import plain_git as git
 
 
 def commit_all(root: Path, message: str) -> None:

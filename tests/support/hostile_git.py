@@ -22,6 +22,18 @@ def plain_git_env(home: Path) -> dict[str, str]:
     return {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
 
+def plain_git(*args: str, cwd: Path | None = None) -> str:
+    """git as a test sets a repository up and reads it: none of the environment's ``GIT_*`` variables and
+    no config of this machine's or its user's."""
+    env = {
+        **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+    return done.stdout.decode()
+
+
 def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],

@@ -163,19 +163,21 @@ class Checkpoints:
         turns = await self.turns()
         if turns and turns[-1].after is None:
             return turns[-1].before
-        checkpoint = await self.snapshot(f"before: {label}")
+        name = _side("before", label)
+        checkpoint = await self.snapshot(name)
         self._append({"event": "begin", "turn": _next_index(turns), "label": label, **_record(checkpoint)})
         # Labelled as the turn log reads it back (a snapshot of an unchanged tree is the last one).
-        return dataclasses.replace(checkpoint, label=f"before: {label}")
+        return dataclasses.replace(checkpoint, label=name)
 
     async def end_turn(self) -> Checkpoint | None:
         """Call when a turn that began ends (also on cancel or error): records what the agent left."""
         turns = await self.turns()
         if not turns or turns[-1].after is not None:
             return None
-        checkpoint = await self.snapshot(f"after: {turns[-1].label}")
+        name = _side("after", turns[-1].label)
+        checkpoint = await self.snapshot(name)
         self._append({"event": "end", "turn": turns[-1].index, **_record(checkpoint)})
-        return dataclasses.replace(checkpoint, label=f"after: {turns[-1].label}")
+        return dataclasses.replace(checkpoint, label=name)
 
     async def turns(self) -> list[Turn]:
         """The turns not undone, oldest first."""
@@ -191,10 +193,10 @@ class Checkpoints:
                 index = int(event["turn"])
                 if event["event"] == "begin":
                     turns[index] = Turn(
-                        index, event["label"], _checkpoint(event, f"before: {event['label']}"), None
+                        index, event["label"], _checkpoint(event, _side("before", str(event["label"]))), None
                     )
                 elif event["event"] == "end" and index in turns:
-                    after = _checkpoint(event, f"after: {turns[index].label}")
+                    after = _checkpoint(event, _side("after", turns[index].label))
                     turns[index] = Turn(index, turns[index].label, turns[index].before, after)
                 elif event["event"] == "rewind":
                     turns = {key: turn for key, turn in turns.items() if key < index}
@@ -314,6 +316,11 @@ def _entry_now(root: str, path: str) -> Entry | None:
         return current_entry(root, path)
     except OSError:
         return Entry("unreadable", "")
+
+
+def _side(side: str, label: str) -> str:
+    """The label of a turn's checkpoint before or after it, as the snapshot and the turn log name it."""
+    return f"{side}: {label}"
 
 
 def _record(checkpoint: Checkpoint) -> dict[str, object]:

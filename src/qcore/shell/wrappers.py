@@ -36,6 +36,7 @@ __all__ = [
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--verbose"})
+_ENV_SPACE = " \t\n\v\f\r"
 _NAME_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -215,7 +216,7 @@ def _env(words: tuple[str, ...], kinds: tuple[WordKind, ...], parsed: Parsed, fo
             found.judged = True
             return found
         try:
-            pieces = tuple(shlex.split(value, comments=True))
+            pieces = _split_string(value)
         except ValueError:
             found.problems.append("env -S is given a string it cannot split")
             found.judged = True
@@ -254,6 +255,23 @@ def _env(words: tuple[str, ...], kinds: tuple[WordKind, ...], parsed: Parsed, fo
             )
         )
     return found
+
+
+def _split_string(value: str) -> tuple[str, ...]:
+    """The words of ``env -S STRING`` as GNU env makes them: quotes as in the shell, and ``#`` starts a
+    comment only at the start of a word (``sort a#x -o out`` is three words and an option that writes)."""
+    quote = ""
+    for index, char in enumerate(value):  # backslashes and $ were refused before: no escapes here
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or value[index - 1] in _ENV_SPACE):
+            value = value[:index]
+            break
+    lexer = shlex.shlex(value, posix=True)
+    lexer.whitespace, lexer.whitespace_split, lexer.commenters = _ENV_SPACE, True, ""
+    return tuple(lexer)
 
 
 def _xargs(

@@ -73,3 +73,14 @@ async def test_env_split_string_with_a_hash_inside_a_word_is_asked(shell: RunShe
     assert await decide(shell, "env -S 'sort a#x -o out'") is Q  # sort -o writes out
     assert await decide(shell, "env -S 'env A=b#c rm -rf y'", ApprovalMode.YOLO, deny_rm=True) is D
     assert await decide(shell, "env -S 'sort a #x -o out'") is A  # a comment: sort a, which only reads
+
+
+# --- fd -x ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line", ["fd -Hx rm -rf", "fd -xrm", "fd -x=rm", "fd -HX rm", "fd -x rm", "fd --exec=rm"]
+)
+async def test_fd_running_a_denied_program_is_never_allowed(shell: RunShellCommand, line: str) -> None:
+    """fd reads short options in clusters with the value attached or next (``-Hx rm``, ``-xrm``)."""
+    assert await decide(shell, line, ApprovalMode.YOLO, deny_rm=True) is not A

@@ -378,6 +378,11 @@ def _fd(words: tuple[str, ...], kinds: tuple[WordKind, ...]) -> Unwrapped:
         elif word.startswith(("--exec=", "--exec-batch=")):
             pieces = (word.split("=", 1)[1], *words[index + 1 :])
             piece_kinds, first = kinds[index:], index
+        elif word[:1] == "-" and word[:2] != "--" and len(word) > 2 and ("x" in word or "X" in word):
+            # a cluster (-Hx cmd, -xcmd, -x=cmd): where its command starts depends on every letter's arity
+            found.problems.append(f"fd: the option cluster {word!r} may run a command")
+            index += 1
+            continue
         else:
             index += 1
             continue

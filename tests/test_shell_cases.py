@@ -84,3 +84,34 @@ async def test_env_split_string_with_a_hash_inside_a_word_is_asked(shell: RunShe
 async def test_fd_running_a_denied_program_is_never_allowed(shell: RunShellCommand, line: str) -> None:
     """fd reads short options in clusters with the value attached or next (``-Hx rm``, ``-xrm``)."""
     assert await decide(shell, line, ApprovalMode.YOLO, deny_rm=True) is not A
+
+
+# --- words: brace expansion and patterns -------------------------------------------------------------------
+
+BRACES = [
+    "x{1..10..3}", "x{3..1..1}", "x{01..10..3}", "x{-01..1}", "x{1..7..-3}", "x{1..3..0}", "x{-3..-1..1}",
+    "x{05..1..2}", "x{1..-1..1}", "x{a..e..2}", "x{e..a}", "x{a..c..0}", "x{Z..b..3}", "x{a..c}{1..2..1}",
+    "x{a,{b,c}}d", "x{,}", "{,x}y", "x{a\\,b,c}", "x{'a,b'}", 'x"{a,b}"', "x{a}", "x{a,b}{1,2}", "x}{a,b}",
+    "x{{a,b}", "x{a,b{c,d}", "x{a{b,c}d{e,f", "x{a,b}}", "x{1..a}", "x{1...3}", "x{a,b}z{,}", "a{b,c\\}d",
+    "x{'1'..3..1}", "x{a,'b'}", "x{a,''}",
+]  # fmt: skip
+
+
+def test_brace_expansion_gives_the_words_bash_gives() -> None:
+    """One bash run for all the cases: each case's words are printed between markers."""
+    script = "; ".join(f"printf '<%s>' {case}; echo" for case in BRACES)
+    lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
+    for case, printed in zip(BRACES, lines.splitlines(), strict=True):
+        from_bash = tuple(re.findall("<(.*?)>", printed))
+        assert ran(f"printf '<%s>' {case}") == [("printf", "<%s>", *from_bash)], case
+
+
+async def test_a_brace_expansion_of_too_many_words_is_asked(shell: RunShellCommand) -> None:
+    assert len(ran("ls x{1..256..1}")[0]) == 257
+    assert analyse("ls x{1..256..1}").understood
+    assert not analyse("ls x{1..257..1}").understood
+    assert analyse("ls x{a..h}{a..z}{,}").understood is False  # 8 * 26 * 2 = 416 words in all
+    assert analyse("ls x{a..h}{a..p}{,}").understood  # 256
+    assert not analyse("ls x{a..h}{a..p}{,}{,}").understood
+    assert await decide(shell, "ls x{1..257..1}") is Q
+    assert await decide(shell, "ls x{1..3..1}") is Q  # a braced word is never read-only as written

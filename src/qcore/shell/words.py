@@ -53,12 +53,6 @@ def is_pattern(text: str, mask: str) -> bool:
     return False
 
 
-def has_brace(text: str, mask: str) -> bool:
-    """True when brace expansion would change the word."""
-    expanded = brace_expand(text, mask)
-    return expanded is None or len(expanded) != 1 or expanded[0][0] != text
-
-
 def brace_expand(text: str, mask: str) -> list[Masked] | None:
     """The words bash makes of one word by brace expansion, in order; None when there would be more
     than ``MAX_BRACE_WORDS``. A word without an expandable brace comes back unchanged."""
@@ -79,8 +73,8 @@ def _expand(text: str, mask: str, out: list[Masked]) -> bool:
             return len(out) <= MAX_BRACE_WORDS
         closing, commas = _find_close(text, mask, opening)
         if closing < 0:
-            out.append((text, mask))
-            return len(out) <= MAX_BRACE_WORDS
+            start = opening + 1  # an unmatched brace is an ordinary character; a later one may expand
+            continue
         inner, inner_mask = text[opening + 1 : closing], mask[opening + 1 : closing]
         alternatives: list[Masked] | None
         if commas:

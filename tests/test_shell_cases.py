@@ -115,3 +115,159 @@ async def test_a_brace_expansion_of_too_many_words_is_asked(shell: RunShellComma
     assert not analyse("ls x{a..h}{a..p}{,}{,}").understood
     assert await decide(shell, "ls x{1..257..1}") is Q
     assert await decide(shell, "ls x{1..3..1}") is Q  # a braced word is never read-only as written
+
+
+# --- wrappers: what runs behind them -----------------------------------------------------------------------
+
+WRAPPED: list[tuple[str, list[str], list[str], bool]] = [
+    # line, the commands judged (wrappers listed on their own when they are judged too), files written,
+    # whether the line is understood (a problem means: ask)
+    ("timeout -s KILL 5 touch x", ["touch x"], [], True),
+    ("timeout --sig=KILL 5 touch x", ["touch x"], [], True),
+    ("timeout -k5 5 touch x", ["touch x"], [], True),
+    ("timeout 5", ["timeout 5"], [], True),
+    ("timeout --bogus 5 touch x", ["timeout --bogus 5 touch x"], [], False),
+    ("timeout $t touch x", ["timeout $t touch x"], [], False),
+    ("exec -a cat touch x", ["touch x"], [], True),
+    ("command -v touch", ["command -v touch"], [], True),
+    ("command -p touch x", ["touch x"], [], True),
+    ("builtin eval 'touch x'", ["touch x"], [], True),
+    ("nice -10 touch x", ["touch x"], [], True),
+    ("nice --adj=5 touch x", ["touch x"], [], True),
+    ("ionice -p 1", ["ionice -p 1"], [], True),
+    ("ionice -c 3 touch x", ["touch x"], [], True),
+    ("taskset 1 touch x", ["touch x"], [], True),
+    ("taskset -p 1", ["taskset -p 1"], [], True),
+    ("setsid -V", ["setsid -V"], [], True),
+    ("chroot --userspec=a:b /r touch x", ["chroot --userspec=a:b /r touch x", "touch x"], [], True),
+    ("flock -w 5 lock touch x", ["touch x"], ["lock"], True),
+    ("flock lock -c 'touch x'", ["touch x"], ["lock"], True),
+    ("flock lock --command 'touch x'", ["touch x"], ["lock"], True),
+    ('flock lock -c "$c"', [], ["lock"], False),
+    ("flock lock -c", [], ["lock"], False),
+    ("time -ao out touch x", ["touch x"], ["out"], True),
+    ("sudo -u root touch x", ["sudo -u root touch x", "touch x"], [], True),
+    ("sudo -l", ["sudo -l"], [], True),
+    ("sudo --help", ["sudo --help"], [], True),
+    ("doas -C conf touch x", ["doas -C conf touch x"], [], True),
+    ("su -c 'touch x' root", ["su -c touch x root", "touch x"], [], True),
+    ("su root -c 'touch x'", ["su root -c touch x", "touch x"], [], True),
+    ("su root arg", ["su root arg"], [], False),
+    ("su -s /bin/sh root", ["su -s /bin/sh root"], [], True),
+    ("su --bogus", ["su --bogus"], [], False),
+    ('su root -c "$c"', ["su root -c $c"], [], False),
+    ("script -c 'touch x' log", ["touch x"], ["log"], True),
+    ("script -q log", ["script -q log"], ["log"], True),
+    ("script -O out -c 'touch x'", ["touch x"], ["out"], True),
+    ("xargs -I{} touch {}", ["touch {}"], [], True),
+    ("xargs -i touch {}", ["touch {}"], [], True),
+    ("xargs", ["echo"], [], True),
+    ("xargs -0 -n 1 touch", ["touch"], [], True),
+    ("xargs -a list touch", ["touch"], [], True),
+    ("xargs --show-limits", ["xargs --show-limits"], [], True),
+    ("xargs --bogus touch", ["xargs --bogus touch"], [], False),
+    ("env -S 'touch x'", ["touch x"], [], True),
+    ('env -S"touch x"', ["touch x"], [], True),
+    ('env -S "$x" touch', ["env -S $x touch"], [], False),
+    ("env -S 'touch \"x'", ['env -S touch "x'], [], False),
+    ("env -S 'env -S \"touch x\" y'", ["touch x y"], [], True),
+    ("env FOO=1 BAR=2 touch x", ["touch x"], [], True),
+    ("env $x touch", ["$x touch"], [], False),
+    ('env "$x=1" touch', ["env $x=1 touch"], [], False),
+    ("env -- touch x", ["touch x"], [], True),
+    ("env", ["env"], [], True),
+    ("busybox touch x", ["busybox touch x", "touch x"], [], True),
+    ("busybox --list", ["busybox --list"], [], True),
+    ("coproc touch x", ["touch x"], [], False),
+    ("mapfile -C 'touch x' arr", ["touch x"], [], True),
+    ('mapfile -c 1 -C "$y" arr', [], [], False),
+    ("mapfile -Z arr", ["mapfile -Z arr"], [], False),
+    ("trap 'touch x' EXIT", ["touch x"], [], True),
+    ("trap -- 'touch x' EXIT", ["touch x"], [], True),
+    ("trap - EXIT", ["trap - EXIT"], [], True),
+    ("trap '' INT", ["trap  INT"], [], True),
+    ("trap -p 'touch x' EXIT", ["trap -p touch x EXIT"], [], True),
+    ("trap 'touch x'", ["trap touch x"], [], True),
+    ("trap 0 EXIT", ["trap 0 EXIT"], [], True),
+    ('trap "$x" EXIT', [], [], False),
+    ("eval -- touch x", ["touch x"], [], True),
+    ("eval 'touch x' '&& ls'", ["touch x", "ls"], [], True),
+    ('eval "$x"', [], [], False),
+    ("source x", [], [], False),
+    ("bash -o posix -c 'touch x'", ["touch x"], [], True),
+    ("bash -co posix 'touch x'", ["touch x"], [], True),
+    ("bash +O extglob -c 'touch x'", ["touch x"], [], True),
+    ("bash --rcfile x -c 'touch x'", ["bash --rcfile x -c touch x"], [], False),
+    ("bash --norc -c 'touch x'", ["touch x"], [], True),
+    ("bash -x script.sh", [], [], False),
+    ("bash -c", [], [], False),
+    ('bash -c "$x"', [], [], False),
+    ("bash -- -c", [], [], False),
+    ("bash -c -- 'touch x'", ["touch x"], [], True),
+    ("bash +c 'touch x'", [], [], False),
+    ("sh -c 'touch x' sh a", ["touch x"], [], True),
+    ("find . -exec touch {} +", ["find . -exec touch {} +", "touch {}"], [], True),
+    ("find . -exec touch {} \\; -print", ["find . -exec touch {} ; -print", "touch {}"], [], True),
+    ("find . -ok touch \\;", ["find . -ok touch ;", "touch"], [], True),
+    ("find . -exec echo {} x + \\;", ["find . -exec echo {} x + ;", "echo {} x +"], [], True),
+    ("find . -fprint0 out -fls list", ["find . -fprint0 out -fls list"], ["out", "list"], True),
+    ("find . -fprint", ["find . -fprint"], [], True),
+    ("find $d -name x", ["find $d -name x"], [], False),
+    ("find * -name x", ["find * -name x"], [], False),
+    ("find src* -name x", ["find src* -name x"], [], True),
+    ("fd -X touch {} \\; -e py", ["fd -X touch {} ; -e py", "touch {}"], [], True),
+    ("fd --exec=touch x", ["fd --exec=touch x", "touch x"], [], True),
+    ("fd --exec-batch touch {/} \\; -H", ["fd --exec-batch touch {/} ; -H", "touch {/}"], [], True),
+    ("fd $x", ["fd $x"], [], False),
+]
+
+
+@pytest.mark.parametrize(("line", "commands", "writes", "understood"), WRAPPED, ids=[c[0] for c in WRAPPED])
+def test_what_a_wrapper_runs(line: str, commands: list[str], writes: list[str], understood: bool) -> None:
+    analysis = analyse(line)
+    assert [" ".join(argv) for argv in ran(line)] == commands
+    assert analysis.writes == writes
+    assert analysis.understood is understood
+
+
+DECISIONS: list[tuple[str, Verdict]] = [
+    # a wrapper around a read-only command runs unasked, unless it changes what the command sees
+    ("timeout 5 ls", A),
+    ("timeout -k 1 -s KILL 5 ls", A),
+    ("nice -5 ls", A),
+    ("ionice -c 3 ls", A),
+    ("stdbuf -o0 ls", A),
+    ("command ls", A),
+    ("command -v ls", A),
+    ("exec ls", A),
+    ("env ls", A),
+    ("xargs -I{} cat {}", A),
+    ("bash -c 'ls'", A),
+    ("eval ls", A),
+    ("trap 'ls' EXIT", A),
+    ("find . -name x", A),
+    ("find src* -name x", A),
+    ("env -i ls", Q),  # what keeps a command safe may live in the environment
+    ("env -u PATH ls", Q),
+    ("env - ls", Q),
+    ("exec -c ls", Q),
+    ("env FOO=1 ls", Q),
+    ("xargs --process-slot-var=X ls", Q),
+    ("chroot /r ls", Q),  # judged as itself too
+    ("sudo ls", Q),
+    ("busybox ls", Q),
+    ("time -o out ls", Q),  # writes out
+    ("flock lock ls", Q),  # creates lock
+    ("find . -fprint out", Q),
+    ("find * -name x", Q),  # a file named -delete would become an action
+    ("find . -exec cat {} +", Q),
+    ("bash -c 'ls > out'", Q),
+    ("bash -c 'ls; touch x'", Q),
+    ("timeout 5 touch x", Q),
+    ("fd -xrm", Q),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), DECISIONS, ids=[c[0] for c in DECISIONS])
+async def test_decision_behind_a_wrapper(shell: RunShellCommand, line: str, expected: Verdict) -> None:
+    assert await decide(shell, line) is expected

@@ -271,3 +271,101 @@ DECISIONS: list[tuple[str, Verdict]] = [
 @pytest.mark.parametrize(("line", "expected"), DECISIONS, ids=[c[0] for c in DECISIONS])
 async def test_decision_behind_a_wrapper(shell: RunShellCommand, line: str, expected: Verdict) -> None:
     assert await decide(shell, line) is expected
+
+
+# --- the walk: redirections, hazards, evaluations -----------------------------------------------------------
+
+WALKED: list[tuple[str, list[str], list[str], list[str], bool]] = [
+    # line, the commands judged, their hazards and the line's, files written, whether it is understood
+    ("cat < notes.txt", ["cat"], [], [], True),
+    ("cat < /dev/tcp/h/80", ["cat"], ["input"], [], True),
+    ("cat < ../x", ["cat"], ["input"], [], True),
+    ("cat < /etc/passwd", ["cat"], ["input"], [], True),
+    ("cat < ~/x", ["cat"], ["input"], [], True),
+    ("cat < -x", ["cat"], ["input"], [], True),
+    ("cat < $f", ["cat"], ["input"], [], True),
+    ("cat < *.txt", ["cat"], ["input"], [], True),
+    ("cat <&3", ["cat"], [], [], True),
+    ("cat <&$f", ["cat"], ["input"], [], True),
+    ("ls > /dev/null", ["ls"], [], [], True),
+    ("ls 2> /dev/stderr", ["ls"], [], [], True),
+    ("ls >&2", ["ls"], [], [], True),
+    ("ls > out", ["ls"], [], ["out"], True),
+    ("ls > $f", ["ls"], [], [], False),
+    ("ls > *.txt", ["ls"], [], [], False),
+    ("ls >& out", ["ls"], [], ["out"], True),
+    ("ls &> out", ["ls"], [], ["out"], True),
+    ("ls >> log 2>&1", ["ls"], [], ["log"], True),
+    ("ls 12> out", ["ls"], [], ["out"], True),
+    ('cat <<< "$(touch x)"', ["cat", "touch x"], [], [], True),
+    ("cat <<< hi", ["cat"], [], [], True),
+    ("cat <<EOF\n$(touch x)\nEOF", ["cat", "touch x"], [], [], False),
+    ("cat <<'EOF'\nhi\nEOF", ["cat"], [], [], True),
+    ("cat <<EOF > out\nhi\nEOF", ["cat"], [], ["out"], True),
+    ("ls &", ["ls"], ["background"], [], False),
+    ("ls & ls", ["ls", "ls"], ["background"], [], False),
+    ("{ ls; } > out", ["ls"], [], ["out"], False),
+    ("{ ls; } < /dev/tcp/x/1", ["ls"], ["input"], [], False),
+    ("{ ls; } > out x", ["ls"], [], ["out"], False),
+    ("exec {fd}<file", ["exec"], ["environment"], [], True),
+    ("cat {fd}<x", ["cat"], ["environment"], [], True),
+    ("cat $((1+2))", ["cat $((1+2))"], ["arithmetic"], [], False),
+    ("(( x = 1 ))", [], ["arithmetic"], [], False),
+    ("for ((i=0;i<3;i++)); do ls; done", ["ls"], ["arithmetic", "environment"], [], False),
+    ("echo ${x:0:1}", ["echo ${x:0:1}"], ["subscript"], [], False),
+    ("echo ${!x}", ["echo ${!x}"], ["subscript"], [], False),
+    ("echo ${x@P}", ["echo ${x@P}"], ["subscript"], [], False),
+    ("echo ${x@Q}", ["echo ${x@Q}"], [], [], False),
+    ("echo ${a[1]}", ["echo ${a[1]}"], ["subscript"], [], False),
+    ("echo ${a[@]}", ["echo ${a[@]}"], [], [], False),
+    ("echo ${x:=v}", ["echo ${x:=v}"], ["environment"], [], False),
+    ("echo ${x:-v}", ["echo ${x:-v}"], [], [], False),
+    ("x=1; ls", ["ls"], ["environment"], [], False),
+    ("a[$(touch p)]=1", ["touch p"], ["environment"], [], False),
+    ("x=$(ls)", ["ls"], ["environment"], [], False),
+    ("cd x && git log", ["cd x", "git log"], ["directory"], [], True),
+    ("for x in a b; do ls; done", ["ls"], ["environment"], [], False),
+    ("for x in $(ls); do ls; done", ["ls", "ls"], ["environment"], [], False),
+    ("[[ $a -eq 1 ]]", ["[[ $a -eq 1 ]]"], [], [], False),
+    ("[[ a -eq 1 ]]", ["[[ a -eq 1 ]]"], [], [], True),
+    ("declare -i x", ["declare -i x"], ["environment"], [], False),
+    ("export A=1", ["export A=1"], ["environment"], [], False),
+    ("unset x", ["unset x"], ["environment"], [], False),
+    ("sort < f -o out", ["sort -o out"], [], [], True),
+    ("f() { ls; }", ["ls"], [], [], False),
+    ("echo $(ls) `pwd`", ["echo $(ls) `pwd`", "ls", "pwd"], [], [], False),
+    ("cat <(ls)", ["cat <(ls)", "ls"], ["process-substitution"], [], False),
+    ("ls >(cat)", ["ls >(cat)", "cat"], ["process-substitution"], [], False),
+    ('echo "a$(ls)b"', ["echo a$(ls)b", "ls"], [], [], True),
+    ("echo \"$HOME\" '$(x)'", ["echo $HOME $(x)"], [], [], True),
+    ("echo '$(touch x)' && let x=1", ["echo $(touch x)", "let x=1"], [], [], False),
+    ('echo "\\$(touch x)" && let x=1', ["echo $(touch x)", "let x=1"], [], [], False),
+    ("echo $'\\x24(touch x)' && let x=1", ["echo $(touch x)", "let x=1"], [], [], False),
+    ("read x; let y=x", ["read x", "let y=x"], [], [], False),
+    ("if ls; then ls; fi", ["ls", "ls"], [], [], False),
+    ("case x in x) ls;; esac", ["ls"], [], [], False),
+    ("ls | wc -l", ["ls", "wc -l"], [], [], True),
+    ("echo {a,b} x", ["echo a b x"], [], [], True),
+    ("select x in a b; do ls; done", ["ls"], ["environment"], [], False),
+    ("echo $# $? $$ $! && let x=1", ["echo $# $? $$ $!", "let x=1"], [], [], True),
+    ("echo x$y && let x=1", ["echo x$y", "let x=1"], [], [], True),
+    ("echo 10#$(ls)", ["echo 10#$(ls)", "ls"], [], [], False),
+    ("echo $[1+1]", ["echo $[1+1]"], ["arithmetic"], [], False),
+    ("r\\\nm x", ["rm x"], [], [], False),  # a line continuation inside a word: one word for bash
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "commands", "hazards", "writes", "understood"), WALKED, ids=[c[0] for c in WALKED]
+)
+def test_what_the_walk_finds(
+    line: str, commands: list[str], hazards: list[str], writes: list[str], understood: bool
+) -> None:
+    analysis = analyse(line)
+    found = {
+        hazard.value for command in analysis.commands if not command.transparent for hazard in command.hazards
+    }
+    assert [" ".join(argv) for argv in ran(line)] == commands
+    assert sorted(found | {hazard.value for hazard in analysis.hazards}) == hazards
+    assert analysis.writes == writes
+    assert analysis.understood is understood

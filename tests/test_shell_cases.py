@@ -369,3 +369,43 @@ def test_what_the_walk_finds(
     assert sorted(found | {hazard.value for hazard in analysis.hazards}) == hazards
     assert analysis.writes == writes
     assert analysis.understood is understood
+
+
+# --- options: how a wrapper's or a reading command's options are read ---------------------------------------
+
+OPTIONS: list[tuple[str, Verdict]] = [
+    ("timeout --k=1 5 ls", A),  # a unique prefix of --kill-after, with its value attached
+    ("timeout --ver 5 ls", Q),  # --verbose or --version: ambiguous, so the command is not known
+    ("timeout --foreground=1 5 ls", Q),  # a flag given a value: timeout refuses it, nothing is known
+    ("timeout -- 5 ls", A),
+    ("timeout -vsKILL 5 ls", A),  # a cluster ending in an option with its value attached
+    ("timeout -vz 5 ls", Q),  # an unknown letter in a cluster
+    ("timeout -s", Q),
+    ("timeout --signal", Q),
+    ("timeout 5 -s KILL ls", Q),  # after the duration the command starts: it is named -s
+    ("xargs -iX cat X", A),
+    ("xargs -eEND cat", A),
+    ("xargs --eof cat", A),  # an optional value is only ever attached: cat is the command
+    ("xargs -e cat", A),
+    ("xargs -I", Q),
+    ("nice -n5 ls", A),
+    ("nice -n -5 ls", A),
+    ("head -5 f", A),  # -NUM
+    ("head -n -5 f", A),  # a number may start with '-'
+    ("sort -o out f", Q),
+    ("sort -rmo out f", Q),  # -o at the end of a cluster takes the next word
+    ("sort f -o out", Q),  # options may follow operands
+    ("sort f -- -o", A),  # after --, -o is a file name
+    ("sort --out=x f", Q),  # an abbreviation of --output
+    ("sort --o x f", Q),
+    ("sort -k -o out f", Q),  # a value that looks like an option is not taken on trust
+    ("git log -n5", A),
+    ("git log -p --outpu x", Q),
+    ("git --no-pager log", A),
+    ("grep -e -o f", Q),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), OPTIONS, ids=[c[0] for c in OPTIONS])
+async def test_decision_by_options(shell: RunShellCommand, line: str, expected: Verdict) -> None:
+    assert await decide(shell, line) is expected

@@ -247,6 +247,8 @@ DECISIONS: list[tuple[str, Verdict]] = [
     ("trap 'ls' EXIT", A),
     ("find . -name x", A),
     ("find src* -name x", A),
+    ("find Xcode* -name x", A),  # a pattern that starts with a plain letter cannot match an option
+    ("find ?rc -name x", Q),
     ("env -i ls", Q),  # what keeps a command safe may live in the environment
     ("env -u PATH ls", Q),
     ("env - ls", Q),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,11 @@ async def decide(
     return policy.evaluate(shell, question, ShellSubject(line, confined=True)).verdict
 
 
+def names(cases: Sequence[str | tuple[object, ...]]) -> list[str]:
+    """Test ids of letters, digits and dashes: shell text in an id is hard to name again on a command line."""
+    return [re.sub(r"[^\w-]+", "_", case if isinstance(case, str) else str(case[0])) for case in cases]
+
+
 def ran(line: str) -> list[tuple[str, ...]]:
     """The commands the analysis judges (wrappers whose inner command is listed are left out)."""
     return [command.argv for command in analyse(line).commands if not command.transparent]
@@ -58,7 +64,7 @@ ENV_SPLIT = [
 ]
 
 
-@pytest.mark.parametrize("string", ENV_SPLIT)
+@pytest.mark.parametrize("string", ENV_SPLIT, ids=names(ENV_SPLIT))
 def test_env_split_string_gives_the_words_gnu_env_gives(string: str, tmp_path: Path) -> None:
     """``#`` starts a comment only at the start of a word, as GNU env reads it; a ``#`` inside a word is
     part of it (``sort a#x -o out`` writes ``out``)."""
@@ -78,9 +84,10 @@ async def test_env_split_string_with_a_hash_inside_a_word_is_asked(shell: RunShe
 # --- fd -x ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "line", ["fd -Hx rm -rf", "fd -xrm", "fd -x=rm", "fd -HX rm", "fd -x rm", "fd --exec=rm"]
-)
+FD_RM = ["fd -Hx rm -rf", "fd -xrm", "fd -x=rm", "fd -HX rm", "fd -x rm", "fd --exec=rm"]
+
+
+@pytest.mark.parametrize("line", FD_RM, ids=names(FD_RM))
 async def test_fd_running_a_denied_program_is_never_allowed(shell: RunShellCommand, line: str) -> None:
     """fd reads short options in clusters with the value attached or next (``-Hx rm``, ``-xrm``)."""
     assert await decide(shell, line, ApprovalMode.YOLO, deny_rm=True) is not A
@@ -222,7 +229,7 @@ WRAPPED: list[tuple[str, list[str], list[str], bool]] = [
 ]
 
 
-@pytest.mark.parametrize(("line", "commands", "writes", "understood"), WRAPPED, ids=[c[0] for c in WRAPPED])
+@pytest.mark.parametrize(("line", "commands", "writes", "understood"), WRAPPED, ids=names(WRAPPED))
 def test_what_a_wrapper_runs(line: str, commands: list[str], writes: list[str], understood: bool) -> None:
     analysis = analyse(line)
     assert [" ".join(argv) for argv in ran(line)] == commands
@@ -270,7 +277,7 @@ DECISIONS: list[tuple[str, Verdict]] = [
 ]
 
 
-@pytest.mark.parametrize(("line", "expected"), DECISIONS, ids=[c[0] for c in DECISIONS])
+@pytest.mark.parametrize(("line", "expected"), DECISIONS, ids=names(DECISIONS))
 async def test_decision_behind_a_wrapper(shell: RunShellCommand, line: str, expected: Verdict) -> None:
     assert await decide(shell, line) is expected
 
@@ -357,9 +364,7 @@ WALKED: list[tuple[str, list[str], list[str], list[str], bool]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("line", "commands", "hazards", "writes", "understood"), WALKED, ids=[c[0] for c in WALKED]
-)
+@pytest.mark.parametrize(("line", "commands", "hazards", "writes", "understood"), WALKED, ids=names(WALKED))
 def test_what_the_walk_finds(
     line: str, commands: list[str], hazards: list[str], writes: list[str], understood: bool
 ) -> None:
@@ -408,6 +413,6 @@ OPTIONS: list[tuple[str, Verdict]] = [
 ]
 
 
-@pytest.mark.parametrize(("line", "expected"), OPTIONS, ids=[c[0] for c in OPTIONS])
+@pytest.mark.parametrize(("line", "expected"), OPTIONS, ids=names(OPTIONS))
 async def test_decision_by_options(shell: RunShellCommand, line: str, expected: Verdict) -> None:
     assert await decide(shell, line) is expected

@@ -1,0 +1,228 @@
+"""What ``edit`` and ``write_file`` share, case by case: the question they ask, the checks between the question
+and the write (the file as shown, as the model read it), the write itself and how each failure is told."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from qcore.abort import AbortSignal
+from qcore.files.access import FileAccess
+from qcore.files.workspace import Workspace
+from qcore.text.diffs import FileDiff
+from qcore.tools.base import ToolContext
+from qcore.tools.builtin.edit import file_change
+from qcore.tools.builtin.edit.file_change import FileChangeTool, ProposedChange
+from qcore.tools.builtin.edit.tool import Edit
+from qcore.tools.builtin.edit.write_file import WriteFile
+from qcore.tools.results import ToolErrorType, ToolResult
+from tests.support.file_doubles import Editor, Failing
+
+
+def context_in(root: Path, files: FileAccess | None = None) -> ToolContext:
+    return ToolContext(Workspace([root]), file_access=files)
+
+
+async def ask(tool: FileChangeTool, raw: dict[str, object]) -> ProposedChange | None:
+    return await tool.should_confirm_execute(tool.build(raw), AbortSignal())
+
+
+async def run(
+    tool: FileChangeTool, raw: dict[str, object], approved: ProposedChange | None = None
+) -> ToolResult:
+    return await tool.execute(tool.build(raw), AbortSignal(), approved=approved)
+
+
+async def ask_and_run(tool: FileChangeTool, raw: dict[str, object]) -> ToolResult:
+    return await run(tool, raw, await ask(tool, raw))
+
+
+# --- the question -------------------------------------------------------------------------------------------
+
+
+async def test_the_question_names_the_file_and_shows_both_sides(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    question = await ask(
+        Edit(context_in(tmp_path)), {"file_path": "src/a.py", "old_string": "1", "new_string": "2"}
+    )
+    assert question is not None
+    assert (question.title, question.file_name, question.file_path, question.diff_label) == (
+        "Confirm Edit: src/a.py",
+        "a.py",
+        str(tmp_path / "src" / "a.py"),
+        "src/a.py",
+    )
+    assert (question.original_content, question.new_content) == ("x = 1\n", "x = 2\n")
+    assert question.file_diff.startswith("--- src/a.py\t")
+    created = await ask(WriteFile(context_in(tmp_path)), {"file_path": "b/new.txt", "content": "hi\n"})
+    assert created is not None and created.title == "Confirm Write: b/new.txt"
+    assert (created.original_content, created.new_content) == (None, "hi\n")
+
+
+async def test_a_replace_all_in_a_file_of_mixed_line_endings_keeps_each_untouched_lines_ending(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "m.txt").write_bytes(b"x\r\nb\nx\r\n")
+    raw = {"file_path": "m.txt", "old_string": "x", "new_string": "y\nz", "replace_all": True}
+    result = await ask_and_run(Edit(context_in(tmp_path)), raw)
+    assert result.ok, result.text()
+    assert (tmp_path / "m.txt").read_bytes() == b"y\r\nz\r\nb\ny\r\nz\r\n"
+
+
+# --- between the question and the write ---------------------------------------------------------------------
+
+
+async def test_a_fifo_swapped_in_after_the_question_is_refused_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("one\n")
+    tool = WriteFile(context_in(tmp_path))
+    raw = {"file_path": "a.txt", "content": "two\n"}
+    question = await ask(tool, raw)
+    target.unlink()
+    os.mkfifo(target)
+    result = await run(tool, raw, question)
+    assert result.error is not None and "not a regular file" in result.text()
+    assert stat.S_ISFIFO(target.stat().st_mode)
+
+
+async def test_a_file_that_appeared_after_the_question_is_not_overwritten(tmp_path: Path) -> None:
+    tool = WriteFile(context_in(tmp_path))
+    raw = {"file_path": "a.txt", "content": "mine\n"}
+    question = await ask(tool, raw)
+    (tmp_path / "a.txt").write_text("theirs\n")
+    result = await run(tool, raw, question)
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_PREPARATION_FAILURE
+    assert result.text() == (
+        f"{tmp_path / 'a.txt'} changed after the diff was shown and before it was approved. Nothing was "
+        "written. Read the file again and propose the change anew."
+    )
+    assert (tmp_path / "a.txt").read_text() == "theirs\n"
+
+
+async def test_a_file_removed_after_the_question_is_not_brought_back(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    tool = WriteFile(context_in(tmp_path))
+    raw = {"file_path": "a.txt", "content": "two\n"}
+    question = await ask(tool, raw)
+    (tmp_path / "a.txt").unlink()
+    result = await run(tool, raw, question)
+    assert result.error is not None and "changed after the diff was shown" in result.text()
+    assert not (tmp_path / "a.txt").exists()
+    edit = Edit(context_in(tmp_path))
+    (tmp_path / "b.txt").write_text("x = 1\n")
+    raw = {"file_path": "b.txt", "old_string": "1", "new_string": "2"}
+    question = await ask(edit, raw)
+    (tmp_path / "b.txt").unlink()
+    result = await run(edit, raw, question)
+    assert result.error is not None and result.error.type is ToolErrorType.FILE_NOT_FOUND
+    assert not (tmp_path / "b.txt").exists()
+
+
+async def test_a_new_file_still_absent_when_approved_is_written(tmp_path: Path) -> None:
+    result = await ask_and_run(WriteFile(context_in(tmp_path)), {"file_path": "a.txt", "content": "hi\n"})
+    assert result.text() == f"Successfully created and wrote to new file: {tmp_path / 'a.txt'}."
+    assert (tmp_path / "a.txt").read_text() == "hi\n"
+
+
+async def test_a_change_after_a_write_is_seen_by_the_next_edit(tmp_path: Path) -> None:
+    context = context_in(tmp_path)
+    result = await ask_and_run(WriteFile(context), {"file_path": "a.txt", "content": "x = 1\n"})
+    assert result.ok, result.text()
+    (tmp_path / "a.txt").write_text("x = 1\ny = 2\n")  # the user adds a line
+    result = await ask_and_run(
+        Edit(context), {"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 3"}
+    )
+    assert result.error is not None and "has changed since you last read it" in result.text()
+    assert (tmp_path / "a.txt").read_text() == "x = 1\ny = 2\n"
+
+
+# --- the write ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        (errno.ENOSPC, ToolErrorType.NO_SPACE_LEFT),
+        (errno.EISDIR, ToolErrorType.TARGET_IS_DIRECTORY),
+        (errno.EACCES, ToolErrorType.PERMISSION_DENIED),
+        (errno.EPERM, ToolErrorType.PERMISSION_DENIED),
+        (errno.EIO, ToolErrorType.FILE_WRITE_FAILURE),
+    ],
+)
+async def test_a_failed_write_says_why_in_its_kind(tmp_path: Path, code: int, kind: ToolErrorType) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    error = OSError(code, os.strerror(code), str(tmp_path / "a.txt"))
+    tool = WriteFile(context_in(tmp_path, Failing({"a.txt": 0}, error)))
+    result = await ask_and_run(tool, {"file_path": "a.txt", "content": "two\n"})
+    assert result.error is not None and result.error.type is kind
+    assert result.text() == f"Could not write {tmp_path / 'a.txt'}: {os.strerror(code)}."
+    assert (tmp_path / "a.txt").read_text() == "one\n"
+
+
+async def test_a_refused_write_in_a_folder_that_cannot_take_it_says_so(tmp_path: Path) -> None:
+    target = tmp_path / "gone" / "a.txt"  # a folder that is not there allows nothing
+    refused = WriteFile(
+        context_in(tmp_path, Failing({"a.txt": 0}, OSError(errno.EACCES, "Permission denied")))
+    )
+    result = await ask_and_run(refused, {"file_path": "gone/a.txt", "content": "x\n"})
+    assert result.text() == (
+        f"Could not write {target}: Permission denied. Its folder {target.parent} does not let you create or "
+        "replace files; nothing was written. Ask the user to change the folder's permissions or make the "
+        "change themselves."
+    )
+    full = WriteFile(context_in(tmp_path, Failing({"a.txt": 0})))
+    result = await ask_and_run(full, {"file_path": "gone/a.txt", "content": "x\n"})
+    assert result.text() == f"Could not write {target}: No space left on device."
+
+
+async def test_an_error_without_a_reason_is_told_as_it_came(tmp_path: Path) -> None:
+    tool = WriteFile(context_in(tmp_path, Failing({"a.txt": 0}, OSError("the editor went away"))))
+    result = await ask_and_run(tool, {"file_path": "a.txt", "content": "x\n"})
+    assert result.error is not None and result.error.type is ToolErrorType.FILE_WRITE_FAILURE
+    assert result.text() == f"Could not write {tmp_path / 'a.txt'}: the editor went away."
+
+
+async def test_a_write_is_shown_as_original_against_written(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    for before, after, asked in (("one", "two", True), ("two", "three", False)):
+        tool = WriteFile(context_in(tmp_path))
+        raw = {"file_path": "a.txt", "content": f"{after}\n"}
+        result = await run(tool, raw, await ask(tool, raw) if asked else None)
+        assert result.text() == f"Successfully overwrote file: {tmp_path / 'a.txt'}."
+        shown = result.return_display
+        assert isinstance(shown, FileDiff) and shown.labels == ("a.txt", "Original", "Written")
+        assert (shown.original_content, shown.new_content) == (f"{before}\n", f"{after}\n")
+        assert f"\n-{before}\n+{after}\n" in shown.file_diff
+
+
+async def test_a_utf8_file_goes_through_the_editor_and_a_latin1_file_to_disk(tmp_path: Path) -> None:
+    editor = Editor()
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\nx\n")
+    context = context_in(tmp_path, editor.files())
+    for name, old in (("latin.txt", "x"), ("new.txt", "")):
+        result = await ask_and_run(Edit(context), {"file_path": name, "old_string": old, "new_string": "y"})
+        assert result.ok, result.text()
+    assert editor.writes == ["new.txt"]
+    assert (tmp_path / "latin.txt").read_bytes() == b"caf\xe9\ny\n"
+
+
+# --- the size cap, at its edge ------------------------------------------------------------------------------
+
+
+async def test_content_exactly_at_the_cap_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(file_change, "MAX_FILE_BYTES", 1000)
+    for name, content in (("chars.txt", "a" * 1000), ("bytes.txt", "\u00e9" * 500)):
+        result = await run(WriteFile(context_in(tmp_path)), {"file_path": name, "content": content})
+        assert result.ok, result.text()
+        assert (tmp_path / name).read_text() == content
+    over = await run(WriteFile(context_in(tmp_path)), {"file_path": "over.txt", "content": "\u00e9" * 501})
+    assert over.text() == (
+        f"Refusing to write {tmp_path / 'over.txt'}: the new content would be at least 1002 bytes, over the "
+        "1000 bytes limit for files that edit and write_file change. Nothing was written. Change it with a "
+        "shell command (sed, a script) instead, or split it into smaller files."
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from qcore.abort import AbortSignal
-from qcore.files.access import FileAccess
+from qcore.files.access import EditorFiles, FileAccess
 from qcore.files.workspace import Workspace
 from qcore.text.diffs import FileDiff
 from qcore.tools.base import ToolContext
@@ -226,3 +226,118 @@ async def test_content_exactly_at_the_cap_is_written(tmp_path: Path, monkeypatch
         "1000 bytes limit for files that edit and write_file change. Nothing was written. Change it with a "
         "shell command (sed, a script) instead, or split it into smaller files."
     )
+
+
+# --- files that cannot be changed, and changes that cannot be made ------------------------------------------
+
+
+async def test_each_file_that_cannot_be_changed_is_refused_with_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "blob.bin").write_bytes(b"a\x00b")
+    with (tmp_path / "huge.log").open("wb") as handle:  # sparse: costs no disk
+        handle.truncate(file_change.MAX_FILE_BYTES + 1024 * 1024)
+    expected = {
+        "folder": (
+            ToolErrorType.TARGET_IS_DIRECTORY,
+            f"Path is a directory, not a file: {tmp_path / 'folder'}",
+        ),
+        "pipe": (
+            ToolErrorType.READ_CONTENT_FAILURE,
+            f"Refusing to change {tmp_path / 'pipe'}: it is a FIFO (named pipe), not a regular file (reading or "
+            "writing it could block forever or act on a device). Only regular files can be edited.",
+        ),
+        "blob.bin": (
+            ToolErrorType.READ_CONTENT_FAILURE,
+            f"Refusing to change {tmp_path / 'blob.bin'}: it is not a text file (binary content (NUL bytes)).",
+        ),
+        "huge.log": (
+            ToolErrorType.FILE_TOO_LARGE,
+            f"Refusing to change {tmp_path / 'huge.log'}: it is 101 MiB, over the 100 MiB limit for files that "
+            "edit and write_file change. Change it with a shell command (sed, a script) instead, or split it "
+            "into smaller files.",
+        ),
+    }
+    for name, (kind, message) in expected.items():
+        raw = {"file_path": name, "old_string": "a", "new_string": "b"}
+        result = await ask_and_run(Edit(context_in(tmp_path)), raw)
+        assert result.error is not None and (result.error.type, result.text()) == (kind, message)
+
+
+async def test_an_editor_that_cannot_open_the_file_is_told_as_a_read_failure(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+
+    async def refuse(path: Path) -> str:
+        raise OSError(errno.EIO, "the buffer could not be opened")
+
+    files = EditorFiles(refuse, Editor().write_text)
+    result = await ask_and_run(
+        Edit(context_in(tmp_path, files)), {"file_path": "a.txt", "old_string": "a", "new_string": "b"}
+    )
+    assert result.error is not None and result.error.type is ToolErrorType.READ_CONTENT_FAILURE
+    assert result.text() == f"Could not read {tmp_path / 'a.txt'}: the buffer could not be opened"
+
+
+async def test_a_character_the_file_cannot_hold_is_refused_with_an_escape_to_use(tmp_path: Path) -> None:
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\nx\n")
+    result = await ask_and_run(
+        Edit(context_in(tmp_path)), {"file_path": "latin.txt", "old_string": "x", "new_string": "\u2713"}
+    )
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_PREPARATION_FAILURE
+    assert result.text() == (
+        f"Refused: {tmp_path / 'latin.txt'} is encoded as latin-1, which cannot hold '\u2713' (U+2713) from the "
+        "new text. Nothing was changed. Spell it with characters latin-1 has (an ASCII equivalent, or an escape "
+        "such as \\u2713 inside a string literal), or ask the user to convert the file to UTF-8 first."
+    )
+    assert (tmp_path / "latin.txt").read_bytes() == b"caf\xe9\nx\n"
+
+
+CUT_OFF = (
+    "Refused: the new text looks cut off: it stops at line {line} (it ends with '{end}') where Python needs more, "
+    "as when a reply hits its output limit; {why}. Nothing was changed. Send the complete text; for a large "
+    "change, send smaller pieces (one edit per function or block)."
+)
+
+
+async def test_cut_off_text_is_refused_for_a_new_file_and_for_one_that_parsed(tmp_path: Path) -> None:
+    tool = WriteFile(context_in(tmp_path))
+    result = await ask_and_run(tool, {"file_path": "new.py", "content": "x = compute(1,\n"})
+    assert result.text() == CUT_OFF.format(line=1, end="x = compute(1,", why="the new file would not parse")
+    (tmp_path / "old.py").write_text("a = 1\nb = 2\n")
+    result = await ask_and_run(tool, {"file_path": "old.py", "content": "a = 1\nb = compute(2,\n"})
+    why = "the file parsed before this change and would not after it"
+    assert result.text() == CUT_OFF.format(line=2, end="b = compute(2,", why=why)
+    assert (tmp_path / "old.py").read_text() == "a = 1\nb = 2\n" and not (tmp_path / "new.py").exists()
+
+
+async def test_a_new_parse_error_is_written_with_a_note_after_the_tools_own(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    result = await ask_and_run(
+        WriteFile(context_in(tmp_path)), {"file_path": "a.py", "content": "```python\nx = )5\ny = 2\n```"}
+    )
+    assert result.text() == (
+        f"Successfully overwrote file: {tmp_path / 'a.py'}. The content came inside a Markdown fence; the fence "
+        "lines were left out. Note: the file no longer parses as Python: line 1 has unexpected ')'. Fix it with "
+        "your next edit."
+    )
+    assert (tmp_path / "a.py").read_text() == "x = )5\ny = 2\n"
+
+
+STALE = (
+    "{path} has changed since you last read it (edited by the user or another program). Nothing was written. "
+    "Read it again with read_file, then redo the change against its current content."
+)
+
+
+async def test_a_file_changed_or_removed_since_the_model_read_it_is_refused(tmp_path: Path) -> None:
+    context = context_in(tmp_path)
+    target = tmp_path / "a.txt"
+    context.file_states.record(target, b"x = 1\n")
+    target.write_text("x = 1\n# theirs\n")
+    result = await ask_and_run(
+        Edit(context), {"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}
+    )
+    assert result.text() == STALE.format(path=target)
+    target.unlink()  # gone: writing it anew would bring back what the user removed, unseen
+    result = await ask_and_run(WriteFile(context), {"file_path": "a.txt", "content": "x = 2\n"})
+    assert result.text() == STALE.format(path=target) and not target.exists()

@@ -300,6 +300,14 @@ async def test_one_file_is_shown_as_edit_shows_it(root: Path) -> None:
     assert (shown.original_content, shown.new_content) == (UTIL, "x = 1\ny = 3\n")
 
 
+async def test_one_file_with_a_note_is_told_in_one_line(root: Path) -> None:
+    _, result = await apply(root, envelope("*** Update File: util.py\n@@\n-x  =  1\n+x = 5\n"))
+    assert result.text() == (
+        "Applied the patch to 1 file(s): util.py. "
+        "util.py: hunk 1 matched after allowing for whitespace or Unicode spelling."
+    )
+
+
 @pytest.mark.parametrize(
     ("patch", "before", "after"),
     [(DELETE_OLD, "bye\n", ""), (MOVE_UTIL, UTIL, "x = 10\ny = 2\n"), (ADD_NEW, None, "VALUE = 1\n")],
@@ -404,6 +412,14 @@ async def test_a_patch_applies_to_and_writes_the_editors_unsaved_text(root: Path
     assert result.ok, result.text()
     assert editor.writes == ["util.py", "new.py"]
     assert editor.buffers[root / "util.py"] == (root / "util.py").read_text() == "x = 1\ny = 3\nz = 3\n"
+
+
+async def test_a_moved_file_is_written_through_the_editor_under_its_new_name(root: Path) -> None:
+    editor = Editor()
+    _, result = await apply(root, envelope(MOVE_UTIL), editor.files())
+    assert result.ok, result.text()
+    assert editor.writes == ["util.py"] and editor.buffers[root / "lib" / "util.py"] == "x = 10\ny = 2\n"
+    assert not (root / "util.py").exists()
 
 
 async def test_a_file_the_editor_cannot_hold_is_written_on_disk_in_its_encoding(root: Path) -> None:

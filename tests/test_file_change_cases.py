@@ -19,6 +19,7 @@ from qcore.tools.builtin.edit import file_change
 from qcore.tools.builtin.edit.file_change import FileChangeTool, ProposedChange
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.builtin.edit.write_file import WriteFile
+from qcore.tools.builtin.read_file import ReadFile
 from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.file_doubles import Editor, Failing
 
@@ -341,3 +342,27 @@ async def test_a_file_changed_or_removed_since_the_model_read_it_is_refused(tmp_
     target.unlink()  # gone: writing it anew would bring back what the user removed, unseen
     result = await ask_and_run(WriteFile(context), {"file_path": "a.txt", "content": "x = 2\n"})
     assert result.text() == STALE.format(path=target) and not target.exists()
+
+
+async def test_a_disk_change_under_the_editors_unsaved_text_is_refused_saying_why(tmp_path: Path) -> None:
+    editor = Editor()
+    target = tmp_path / "a.py"
+    target.write_text("a = 1\n")
+    editor.buffers[target] = "a = 1\n# unsaved\n"
+    context = context_in(tmp_path, editor.files())
+    read = ReadFile(context)
+    assert (await read.execute(read.build({"absolute_path": "a.py"}), AbortSignal())).ok
+    target.write_text("a = 1\nb = 2\n")  # a command rewrites the file under the unsaved text
+    raw = {"file_path": "a.py", "old_string": "a = 1", "new_string": "a = 3"}
+    result = await ask_and_run(Edit(context), raw)
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_PREPARATION_FAILURE
+    assert result.text() == (
+        f"{target} changed on disk (a command or another program wrote it) while the editor holds unsaved "
+        "changes to it, so writing either would lose the other. Nothing was written. Ask the user to save or "
+        "reload the file in the editor, then read it again."
+    )
+    assert editor.writes == [] and target.read_text() == "a = 1\nb = 2\n"
+    target.write_text(editor.buffers[target])  # the user saves: the disk now holds what the model read
+    result = await ask_and_run(Edit(context), raw)
+    assert result.ok, result.text()
+    assert editor.buffers[target] == target.read_text() == "a = 3\n# unsaved\n"

@@ -366,3 +366,46 @@ async def test_a_disk_change_under_the_editors_unsaved_text_is_refused_saying_wh
     result = await ask_and_run(Edit(context), raw)
     assert result.ok, result.text()
     assert editor.buffers[target] == target.read_text() == "a = 3\n# unsaved\n"
+
+
+async def test_text_the_editor_changed_on_saving_is_reported(tmp_path: Path) -> None:
+    editor = Editor()
+    save = editor.write_text
+
+    async def format_on_save(path: Path, text: str) -> None:
+        await save(path, text.replace("x=", "x = "))
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    context = context_in(tmp_path, EditorFiles(editor.read_text, format_on_save))
+    result = await ask_and_run(
+        Edit(context), {"file_path": "a.py", "old_string": "x = 1", "new_string": "x=2"}
+    )
+    assert result.text() == (
+        f"The file: {tmp_path / 'a.py'} has been updated. The editor changed the text as it saved it (formatting, "
+        "for instance): read the file again before changing it further."
+    )
+    assert (tmp_path / "a.py").read_text() == "x = 2\n"
+
+
+async def test_more_characters_than_the_cap_are_refused_before_the_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_change, "MAX_FILE_BYTES", 1000)
+    tool = WriteFile(context_in(tmp_path))
+    raw = {"file_path": "a.txt", "content": "a" * 1001}
+    assert await ask(tool, raw) is None
+    result = await run(tool, raw)
+    assert result.error is not None and result.error.type is ToolErrorType.FILE_TOO_LARGE
+    assert result.text().startswith(
+        f"Refusing to write {tmp_path / 'a.txt'}: the new content would be at least 1001 bytes, over the"
+    )
+
+
+async def test_a_lone_surrogate_cannot_be_written_to_a_new_file(tmp_path: Path) -> None:
+    result = await ask_and_run(
+        WriteFile(context_in(tmp_path)), {"file_path": "a.txt", "content": "x\ud800\n"}
+    )
+    assert result.error is not None and result.text().startswith(
+        f"Refused: {tmp_path / 'a.txt'} is encoded as utf-8, which cannot hold '\\ud800' (U+D800) from the new text."
+    )
+    assert not (tmp_path / "a.txt").exists()

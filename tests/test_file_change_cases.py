@@ -409,3 +409,20 @@ async def test_a_lone_surrogate_cannot_be_written_to_a_new_file(tmp_path: Path) 
         f"Refused: {tmp_path / 'a.txt'} is encoded as utf-8, which cannot hold '\\ud800' (U+D800) from the new text."
     )
     assert not (tmp_path / "a.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "end"),
+    [
+        ("x = [1, 2]\ny = 3\n", "x = [1, 2\ny = 3\n", 1, "x = [1, 2"),  # the first line loses its end
+        ("a = 1\n", "a = 1\nb = (\n", 2, "b = ("),  # a line added at the end stops short
+    ],
+)
+async def test_a_whole_file_write_is_judged_from_the_line_where_it_changes(
+    tmp_path: Path, old: str, new: str, line: int, end: str
+) -> None:
+    (tmp_path / "a.py").write_text(old)
+    result = await ask_and_run(WriteFile(context_in(tmp_path)), {"file_path": "a.py", "content": new})
+    why = "the file parsed before this change and would not after it"
+    assert result.text() == CUT_OFF.format(line=line, end=end, why=why)
+    assert (tmp_path / "a.py").read_text() == old

@@ -303,6 +303,7 @@ CUT_OFF = (
 async def test_cut_off_text_is_refused_for_a_new_file_and_for_one_that_parsed(tmp_path: Path) -> None:
     tool = WriteFile(context_in(tmp_path))
     result = await ask_and_run(tool, {"file_path": "new.py", "content": "x = compute(1,\n"})
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_PREPARATION_FAILURE
     assert result.text() == CUT_OFF.format(line=1, end="x = compute(1,", why="the new file would not parse")
     (tmp_path / "old.py").write_text("a = 1\nb = 2\n")
     result = await ask_and_run(tool, {"file_path": "old.py", "content": "a = 1\nb = compute(2,\n"})

@@ -91,3 +91,43 @@ async def test_a_new_file_from_fenced_text_ends_with_a_newline(root: Path) -> No
     result = await edit(root, file_path="n.py", old_string="", new_string="```python\nz = 1\n```")
     assert result.text() == f"Created new file: {root / 'n.py'} with provided content. {FENCE}"
     assert (root / "n.py").read_text() == "z = 1\n"
+
+
+async def test_a_fence_in_a_file_that_holds_fences_is_written_as_sent(root: Path) -> None:
+    (root / "d.py").write_text('DOC = """\n```python\nx\n```\n"""\ny = 2\n')
+    result = await edit(root, file_path="d.py", old_string="y = 2", new_string="```python\ny = 3\n```")
+    assert result.ok and FENCE not in result.text()
+    assert (root / "d.py").read_text() == 'DOC = """\n```python\nx\n```\n"""\n```python\ny = 3\n```\n'
+
+
+async def test_fenced_text_matched_by_lookalikes_is_told_both_ways(root: Path) -> None:
+    (root / "f.py").write_text("x = \u201ca\u201d\n")
+    result = await edit(root, file_path="f.py", old_string='x = "a"', new_string='```python\nx = "b"\n```')
+    assert result.text() == (
+        f"The file: {root / 'f.py'} has been updated. {FENCE} (old_string matched the file after allowing for "
+        "lookalikes; what you did not change keeps the file's own characters.)"
+    )
+    assert (root / "f.py").read_text() == "x = \u201cb\u201d\n"
+
+
+async def test_crlf_sent_in_old_and_new_text_is_read_as_the_files_own_endings(root: Path) -> None:
+    (root / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    result = await edit(root, file_path="w.txt", old_string="a\r\nb", new_string="x\r\ny")
+    assert result.text() == f"The file: {root / 'w.txt'} has been updated."
+    assert (root / "w.txt").read_bytes() == b"x\r\ny\r\nc\r\n"
+
+
+async def test_a_lookalike_match_short_of_a_final_newline_keeps_the_files_characters(root: Path) -> None:
+    (root / "q.py").write_text("a = 1\nx = \u201cend\u201d")
+    result = await edit(root, file_path="q.py", old_string='x = "end"\n', new_string='y = "end"\n')
+    assert result.ok, result.text()
+    assert (root / "q.py").read_text() == "a = 1\ny = \u201cend\u201d"
+
+
+def test_an_edit_is_described_by_the_first_line_and_asks_about_its_file(root: Path) -> None:
+    tool = Edit(ToolContext(Workspace([root])))
+    params = tool.build(
+        {"file_path": "a.py", "old_string": "x = 1\ny = 2\nz = 3", "new_string": "w = 0\nv = 1"}
+    )
+    assert tool.get_description(params) == "a.py: x = 1 => w = 0"
+    assert tool.permission_subject(params).paths == (root / "a.py",)

@@ -131,3 +131,31 @@ def test_an_edit_is_described_by_the_first_line_and_asks_about_its_file(root: Pa
     )
     assert tool.get_description(params) == "a.py: x = 1 => w = 0"
     assert tool.permission_subject(params).paths == (root / "a.py",)
+
+
+async def test_crlf_sent_for_a_file_of_lf_lines_is_written_as_lf(root: Path) -> None:
+    (root / "u.txt").write_bytes(b"a\nb\nc\n")
+    result = await edit(root, file_path="u.txt", old_string="a\r\nb", new_string="x\r\ny")
+    assert result.ok, result.text()
+    assert (root / "u.txt").read_bytes() == b"x\ny\nc\n"
+
+
+async def test_new_text_in_diff_notation_is_a_preparation_failure(root: Path) -> None:
+    result = await edit(root, old_string="y = 2", new_string="-y = 2\n+y = 3")
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_PREPARATION_FAILURE
+    assert (root / "a.py").read_text() == "x = 1\ny = 2\nx = 1\n"
+
+
+async def test_a_second_reading_that_does_not_fit_says_what_to_send(root: Path) -> None:
+    (root / "s.py").write_text("    x = 1\n")
+    result = await edit(root, file_path="s.py", old_string="        x = 1", new_string="  y = 2")
+    assert result.error is not None and result.error.type is ToolErrorType.EDIT_NO_OCCURRENCE_FOUND
+    text = result.text()
+    assert text.startswith(
+        f"Failed to edit: old_string is not in {root / 's.py'} as sent, and new_string is "
+    )
+    assert text.endswith(
+        ", so which change is meant is unclear. No edits made. Read the file with read_file and send old_string "
+        "exactly as it appears there, with enough context to match once."
+    )
+    assert (root / "s.py").read_text() == "    x = 1\n"

@@ -115,6 +115,38 @@ def test_a_url_pattern_reaches_the_server_however_its_address_is_spelt(url: str,
 @pytest.mark.parametrize(
     "url",
     [
+        "https://evil.example/admin/users",
+        "https://evil.example/%61dmin/users",  # an escaped letter is the letter
+        "https://evil.example/%61dmin/users/../users",
+        "https://evil.example/docs/../admin/users",  # the client and the server resolve ".."
+        "https://evil.example/docs/%2e%2e/admin/users",
+        "https://evil.example/./admin/users",
+        "https://evil.example/../admin/users",  # nothing above the root
+        "https://evil.example/admin/users/..",  # "/admin/": a last ".." or "." leaves the slash
+        "https://evil.example/admin/.",
+    ],
+)
+def test_a_url_pattern_reaches_the_path_the_server_resolves(url: str) -> None:
+    assert fetch_verdict(RuleKind.DENY, "https://evil.example/admin/*", url) is Verdict.DENY
+
+
+@pytest.mark.parametrize(
+    ("pattern", "url", "verdict"),
+    [
+        ("https://docs.example/%7eguide/*", "https://docs.example/~guide/intro", Verdict.ALLOW),
+        ("https://docs.example/guide/./*", "https://docs.example/guide/intro", Verdict.ALLOW),
+        ("https://docs.example/guide/*", "https://docs.example/guide/../private", Verdict.ASK),
+        ("https://docs.example/guide/*", "https://docs.example/guide%2Fx", Verdict.ASK),  # %2F is not "/"
+        ("https://docs.example/guide/*", "https://docs.example/guidebook/x", Verdict.ASK),
+    ],
+)
+def test_an_allowed_path_is_compared_resolved_too(pattern: str, url: str, verdict: Verdict) -> None:
+    assert fetch_verdict(RuleKind.ALLOW, pattern, url) is verdict
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
         "https://evil.example:8443/x",  # another port is another server
         "http://evil.example/x",
         "https://evil.example.org/x",

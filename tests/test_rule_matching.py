@@ -14,7 +14,7 @@ from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.builtin.web_fetch import WebFetch
-from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
+from qcore.tools.confirmation import EditConfirmation, ExecConfirmation, InfoConfirmation
 
 
 def fetch_verdict(kind: RuleKind, specifier: str, url: str) -> Verdict:
@@ -73,6 +73,27 @@ def test_a_command_without_a_subcommand_is_offered_as_written_then_by_name_once(
 @pytest.mark.parametrize("word", ["__", "_-", "-j4", "a:b", "v1.2"])
 def test_a_word_that_is_no_name_is_not_taken_for_a_subcommand(tmp_path: Path, word: str) -> None:
     assert shell_choices(tmp_path, f"cargo {word} x")[1:] == [("run_shell_command(cargo:*)",)]
+
+
+def shell_runs(policy: PermissionPolicy, command: str) -> bool:
+    shell = RunShellCommand(ToolContext(Workspace([policy.root])))
+    question = ExecConfirmation("Confirm", command, ())
+    return policy.evaluate(shell, question, ShellSubject(command)).verdict is Verdict.ALLOW
+
+
+def test_a_program_whose_name_has_a_space_is_offered_rules_that_name_it_whole(tmp_path: Path) -> None:
+    command = '"/opt/my tools/run" build --fast'
+    choices = shell_choices(tmp_path, command)
+    assert choices == [
+        ("run_shell_command('/opt/my tools/run' build --fast)",),
+        ("run_shell_command('/opt/my tools/run' build:*)",),
+        ("run_shell_command('/opt/my tools/run':*)",),
+    ]
+    for rules in choices:
+        policy = PermissionPolicy(root=tmp_path)
+        policy.remember(list(rules))
+        assert shell_runs(policy, command), rules
+        assert not shell_runs(policy, "/opt/my tools/run build --fast"), rules  # "/opt/my" with arguments
 
 
 def edit_runs(policy: PermissionPolicy, path: Path) -> bool:

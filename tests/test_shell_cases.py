@@ -226,6 +226,21 @@ WRAPPED: list[tuple[str, list[str], list[str], bool]] = [
     ("fd --exec=touch x", ["fd --exec=touch x", "touch x"], [], True),
     ("fd --exec-batch touch {/} \\; -H", ["fd --exec-batch touch {/} ; -H", "touch {/}"], [], True),
     ("fd $x", ["fd $x"], [], False),
+    ("env -S 'ls $HOME'", ["env -S ls $HOME"], [], False),
+    ("env -S 'ls a\\tb'", ["env -S ls a\\tb"], [], False),
+    ("env - touch x", ["touch x"], [], True),
+    ("env --bogus touch", ["env --bogus touch"], [], False),
+    ("env -S 'FOO=1 touch x'", ["touch x"], [], True),
+    ("trap -l 'touch x' EXIT", ["trap -l touch x EXIT"], [], True),
+    ("trap -P 'touch x' EXIT", ["trap -P touch x EXIT"], [], True),
+    ("trap 'touch x' $sig", ["touch x"], [], True),
+    ("bash --norc --noprofile -c 'touch x'", ["touch x"], [], True),
+    ("bash -c 'touch x' \"$0\"", ["touch x"], [], True),
+    ("flock lock", ["flock lock"], ["lock"], True),
+    ("flock lock -c 'touch x' $y", ["touch x"], ["lock"], True),
+    ("fd -x echo \\; -X touch x", ["fd -x echo ; -X touch x", "echo", "touch x"], [], True),
+    ("fd --exec-batch=touch x", ["fd --exec-batch=touch x", "touch x"], [], True),
+    ("fd --exec=x=y z", ["fd --exec=x=y z", "x=y z"], [], True),
 ]
 
 
@@ -252,6 +267,9 @@ DECISIONS: list[tuple[str, Verdict]] = [
     ("bash -c 'ls'", A),
     ("eval ls", A),
     ("trap 'ls' EXIT", A),
+    ("timeout 5 git log", A),
+    ("env -C /tmp ls", A),
+    ("env -C /tmp git log", Q),  # git in another folder may meet a repository whose settings run programs
     ("find . -name x", A),
     ("find src* -name x", A),
     ("find Xcode* -name x", A),  # a pattern that starts with a plain letter cannot match an option
@@ -416,3 +434,8 @@ OPTIONS: list[tuple[str, Verdict]] = [
 @pytest.mark.parametrize(("line", "expected"), OPTIONS, ids=names(OPTIONS))
 async def test_decision_by_options(shell: RunShellCommand, line: str, expected: Verdict) -> None:
     assert await decide(shell, line) is expected
+
+
+def test_env_passes_its_assignments_to_the_command() -> None:
+    inner = [c for c in analyse("env FOO=1 BAR=2 touch x").commands if c.via == "env" and not c.transparent]
+    assert {command.assignments for command in inner} == {("FOO=1", "BAR=2")}

@@ -84,7 +84,7 @@ async def test_env_split_string_with_a_hash_inside_a_word_is_asked(shell: RunShe
 # --- fd -x ------------------------------------------------------------------------------------------------
 
 
-FD_RM = ["fd -Hx rm -rf", "fd -xrm", "fd -x=rm", "fd -HX rm", "fd -x rm", "fd --exec=rm"]
+FD_RM = ["fd -Hx rm -rf", "fd -xrm", "fd -x=rm", "fd -HX rm", "fd -HXrm", "fd -x rm", "fd --exec=rm"]
 
 
 @pytest.mark.parametrize("line", FD_RM, ids=names(FD_RM))
@@ -439,3 +439,9 @@ async def test_decision_by_options(shell: RunShellCommand, line: str, expected: 
 def test_env_passes_its_assignments_to_the_command() -> None:
     inner = [c for c in analyse("env FOO=1 BAR=2 touch x").commands if c.via == "env" and not c.transparent]
     assert {command.assignments for command in inner} == {("FOO=1", "BAR=2")}
+
+
+def test_an_fd_cluster_that_may_run_a_command_is_not_understood() -> None:
+    assert not analyse("fd -Hx touch").understood
+    assert not analyse("fd -HX touch").understood
+    assert analyse("fd -H -e txt x").understood  # no cluster holds x or X

@@ -172,3 +172,18 @@ def test_reported_regions_decide_where_repeated_lines_were_inserted_or_deleted()
     assert mixed_endings("x\nx\n", "x\nx\nx\n", flags, [(0, 0, 0, 2)]) == "x\r\nx\r\nx\n"  # added first
     moved = [(0, 2, 0, 0), (4, 4, 2, 4)]  # the first line deleted, one added after the second
     assert mixed_endings("x\nx\nx\n", "x\nx\nx\n", [True, False, True], moved) == "x\nx\r\nx\r\n"
+
+
+def test_a_second_reported_region_counts_the_lines_kept_since_the_first() -> None:
+    """A line added after the first line and the last line changed: each region places its own lines, so
+    the untouched CRLF line between them keeps its ending (the text alone would read it otherwise)."""
+    old, flags = "x\nx\nx\nx\n", [True, False, True, False]
+    new = "x\nx\nx\nx\ny\n"
+    assert mixed_endings(old, new, flags, [(2, 2, 2, 4), (6, 7, 8, 9)]) == "x\r\nx\nx\nx\r\ny\n"
+    assert mixed_endings(old, new, flags, None) == "x\r\nx\nx\r\nx\ny\n"
+
+
+def test_endings_that_do_not_fit_the_old_text_are_dropped() -> None:
+    """One flag for a two-line text: nothing says which line it belongs to, so the new text keeps LF."""
+    assert mixed_endings("a\nb\n", "a\nc\n", [True], None) == "a\nc\n"
+    assert mixed_endings("a\nb\n", "a\nc\n", [True], [(2, 3, 2, 3)]) == "a\nc\n"

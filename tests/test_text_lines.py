@@ -139,7 +139,7 @@ def anchored(*lines: int) -> TextLines:
         (anchored(40_000, 60_000), lambda lines: lines[40_010], ["line 40010"]),
         (anchored(40_000, 60_000), lambda lines: lines[59_990], ["line 59990"]),
     ],
-    ids=["NEAR after", "NEAR before", "just before", "NEAR lines", "after the nearer", "before the nearer"],
+    ids=["near-after", "near-before", "just-before", "near-lines", "after-the-nearer", "before-the-nearer"],
 )
 def test_a_line_near_an_anchor_is_read_without_splitting_the_text(
     lines: TextLines, read: Callable[[TextLines], object], expected: list[str]

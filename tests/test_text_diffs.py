@@ -8,7 +8,16 @@ from collections.abc import Callable
 
 import pytest
 
-from qcore.text.diffs import DiffStat, Hunk, diff_stat, file_diff, split_lines, structured_diff
+from qcore.text.diffs import (
+    DiffStat,
+    Hunk,
+    SpanKind,
+    StructuredDiff,
+    diff_stat,
+    file_diff,
+    split_lines,
+    structured_diff,
+)
 
 
 def numbered(count: int) -> list[str]:
@@ -253,6 +262,19 @@ def peak_of(make: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+def drawn(diff: StructuredDiff) -> list[str]:
+    """The unified text, then each row as a UI draws it: an equal line from the new side."""
+    rows = [diff.unified("f")]
+    for span in (span for hunk in diff.hunks for span in hunk.spans):
+        side, start = (
+            (diff.old_lines, span.old_start)
+            if span.kind is SpanKind.DELETE
+            else (diff.new_lines, span.new_start)
+        )
+        rows += [side[index] for index in range(start, start + span.count)]
+    return rows
+
+
 def big_edits() -> list[object]:
     at, first, second = BIG.index("line 50000\n"), BIG.index("line 20000\n"), BIG.index("line 80000\n")
     one = BIG[:at] + "LINE" + BIG[at + 4 :]
@@ -271,8 +293,9 @@ def big_edits() -> list[object]:
 def test_a_diff_in_a_big_file_does_not_split_the_file(
     new: str, regions: list[tuple[int, int, int, int]] | None
 ) -> None:
-    """The diff and its unified text of a few changes in a 100,000-line file hold a small fraction of
-    what the file's line strings take: only the changed lines and their context are cut out."""
+    """The diff of a few changes in a 100,000-line file, its unified text and every row a UI draws hold
+    a small fraction of what the file's line strings take: only the changed lines and their context are
+    cut out."""
     whole = peak_of(lambda: BIG.split("\n"))
-    peak = peak_of(lambda: structured_diff(BIG, new, regions=regions).unified("f"))
+    peak = peak_of(lambda: drawn(structured_diff(BIG, new, regions=regions)))
     assert peak * 10 < whole, (peak, whole)

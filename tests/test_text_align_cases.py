@@ -1,0 +1,106 @@
+"""qcore.text.align at the edges of each way it aligns a gap: one line against many, no line in common,
+small gaps as difflib reads them, and code whose unique lines anchor runs of repeated ones."""
+
+from __future__ import annotations
+
+import difflib
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qcore.text.align import Change, changed_runs
+from tests.test_text_align import edits, fewest_edits, rebuilt
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changes"),
+    [
+        (["a", "X", "b"], ["a", "p", "X", "q", "X", "r", "b"], [(1, 1, 1, 2), (2, 2, 3, 6)]),
+        (["a", "p", "X", "q", "X", "r", "b"], ["a", "X", "b"], [(1, 2, 1, 1), (3, 6, 2, 2)]),
+        (["a", "X", "b"], ["a", "p", "q", "b"], [(1, 2, 1, 3)]),
+        (["a", "p", "q", "b"], ["a", "X", "b"], [(1, 3, 1, 2)]),
+    ],
+)
+def test_one_line_against_several_keeps_its_first_occurrence(
+    old: list[str], new: list[str], changes: list[Change]
+) -> None:
+    assert changed_runs(old, new) == changes
+
+
+def test_one_line_against_a_large_gap() -> None:
+    many = [f"n{k}" for k in range(20_000)]
+    many[7] = many[15_000] = "X"
+    assert changed_runs(["a", "X", "b"], ["a", *many, "b"]) == [(1, 1, 1, 8), (2, 2, 9, 20_001)]
+    assert changed_runs(["a", *many, "b"], ["a", "X", "b"]) == [(1, 8, 1, 1), (9, 20_001, 2, 2)]
+    assert changed_runs(["a", "Y", "b"], ["a", *many, "b"]) == [(1, 2, 1, 20_001)]
+
+
+def test_a_large_gap_with_no_line_in_common_is_one_replacement() -> None:
+    assert changed_runs(["a"] * 150, ["b"] * 150) == [(0, 150, 0, 150)]
+    assert changed_runs(["x", *["a"] * 150, "y"], ["x", *["b", "c"] * 80, "y"]) == [(1, 151, 1, 161)]
+
+
+def trimmed_difflib(old: list[str], new: list[str]) -> list[Change]:
+    """The shared head and tail cut off, the rest aligned by difflib without its junk heuristic."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(None, old[head : len(old) - tail], new[head : len(new) - tail], False)
+    return [
+        (i1 + head, i2 + head, j1 + head, j2 + head)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+small = st.lists(st.sampled_from(["", "a", "b", "c", "}"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=small, new=small)
+def test_a_small_gap_reads_as_difflib_reads_it(old: list[str], new: list[str]) -> None:
+    """Below ``_EXACT_CELLS`` the alignment is difflib's (so a small edit reads as people know it)."""
+    assert changed_runs(old, new) == trimmed_difflib(old, new)
+
+
+def test_a_line_frequent_in_a_long_side_is_still_matched() -> None:
+    """difflib's junk heuristic (a line in more than 1% of 200+ lines is ignored) is off: the frequent
+    line still aligns."""
+    new = [f"n{k}" for k in range(240)]
+    for at in range(0, 240, 20):
+        new[at] = "p"
+    old = ["o1", "p", "o2"]
+    changes = changed_runs(old, new)
+    assert changes == trimmed_difflib(old, new)
+    assert rebuilt(old, new, changes) == new and edits(changes) == fewest_edits(old, new)
+
+
+def code(functions: int, rng: random.Random) -> list[str]:
+    lines: list[str] = []
+    for k in range(functions):
+        lines += [f"def f{k}():", *["    pass"] * rng.randrange(1, 4), "", "}"]
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_repeated_lines_between_unique_ones_are_aligned_too(seed: int) -> None:
+    """Code too large for difflib: the unique lines (function headers) anchor, and the repeated lines
+    between them are aligned in their turn, so the script is as short as it can be."""
+    rng = random.Random(seed)
+    old = code(60, rng)
+    new = list(old)
+    for _ in range(4 + 3 * seed):
+        at = rng.randrange(len(new))
+        if rng.random() < 0.5:
+            new.insert(at, rng.choice(["    pass", "", "}"]))
+        else:
+            del new[at]
+    new[0], new[-1] = "first", "last"
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    assert edits(changes) == fewest_edits(old, new)

@@ -246,6 +246,9 @@ def test_a_second_reported_region_counts_the_lines_kept_since_the_first() -> Non
     new = "x\nx\nx\nx\ny\n"
     assert mixed_endings(old, new, flags, [(2, 2, 2, 4), (6, 7, 8, 9)]) == "x\r\nx\nx\nx\r\ny\n"
     assert mixed_endings(old, new, flags, None) == "x\r\nx\nx\r\nx\ny\n"
+    old, flags = "x\nx\nx\nx\nx\n", [True, False, True, False, True]
+    new = "x\nx\nx\nx\ny\nx\nx\n"  # a line added after the first, and "y" before the fourth
+    assert mixed_endings(old, new, flags, [(2, 2, 2, 4), (6, 6, 8, 10)]) == "x\r\nx\nx\nx\r\ny\nx\nx\r\n"
 
 
 def test_endings_that_do_not_fit_the_old_text_are_dropped() -> None:

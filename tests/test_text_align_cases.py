@@ -104,3 +104,37 @@ def test_repeated_lines_between_unique_ones_are_aligned_too(seed: int) -> None:
     changes = changed_runs(old, new)
     assert rebuilt(old, new, changes) == new
     assert edits(changes) == fewest_edits(old, new)
+
+
+def test_a_long_insertion_leaves_budget_for_the_rest() -> None:
+    """The budget grows with both sides: 3,000 lines added to a 100-line file still align every line."""
+    old = [f"line {n}" for n in range(100)]
+    added = [f"added {n}" for n in range(3000)]
+    new = [*old[:50], *added, *old[50:75], "changed", *old[76:]]
+    assert changed_runs(old, new) == [(50, 50, 50, 3050), (75, 76, 3075, 3076)]
+    assert changed_runs(new, old) == [(50, 3050, 50, 50), (3075, 3076, 75, 76)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fewest_edits_inside_a_gap_between_shared_lines(seed: int) -> None:
+    """A large gap of repeated lines that starts and ends past lines both sides share: the search stays
+    inside the gap, and its script is still the shortest."""
+    rng = random.Random(100 + seed)
+    alphabet = ["", "}", "    pass", "{"][: 2 + seed % 3]
+    old = [rng.choice(alphabet) for _ in range(160)]
+    new = list(old)
+    for _ in range(6 + 3 * seed):
+        at = rng.randrange(len(new))
+        if rng.random() < 0.5:
+            new.insert(at, rng.choice(alphabet))
+        else:
+            del new[at]
+    new[0], new[-1] = "first", "last"  # no shared head or tail inside the shared lines around
+    new[5] = new[-5] = "first"
+    old[3] = old[-3] = "last"
+    head, tail = ["import a", "import b"], ["end 1", "end 2", "end 3"]
+    old, new = [*head, *old, *tail], [*head, *new, *tail]
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    assert edits(changes) == fewest_edits(old, new)
+    assert changes[0][0] >= 2 and changes[-1][1] <= len(old) - 3

@@ -3,6 +3,7 @@ small gaps as difflib reads them, and code whose unique lines anchor runs of rep
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import random
 
@@ -138,3 +139,42 @@ def test_the_fewest_edits_inside_a_gap_between_shared_lines(seed: int) -> None:
     assert rebuilt(old, new, changes) == new
     assert edits(changes) == fewest_edits(old, new)
     assert changes[0][0] >= 2 and changes[-1][1] <= len(old) - 3
+
+
+def test_moved_lines_in_a_long_file_keep_the_longest_chain_within_the_budget() -> None:
+    """3,000 unique lines, a few far apart swapped: every line not moved stays in place (the chain of
+    anchors is found at once, not one anchor per pass, which would spend the budget first)."""
+    rng = random.Random(7)
+    old = [f"line {n}" for n in range(3000)]
+    order = list(range(3000))
+    for _ in range(8):
+        a, b = rng.randrange(3000), rng.randrange(3000)
+        order[a], order[b] = order[b], order[a]
+    new = [old[n] for n in order]
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    assert 3000 - sum(i2 - i1 for i1, i2, _, _ in changes) == longest_increasing_length(order)
+
+
+def longest_increasing_length(values: list[int]) -> int:
+    """Patience sorting's pile count: the length of the longest increasing subsequence."""
+    tops: list[int] = []
+    for value in values:
+        at = bisect.bisect_left(tops, value)
+        tops[at : at + 1] = [value]
+    return len(tops)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_short_side_inside_a_long_one_of_repeated_lines(seed: int) -> None:
+    """60 lines of two kinds, found in order among 180 (too many for difflib): the shortest script deletes
+    (or inserts) the other 120, whichever side is the long one."""
+    rng = random.Random(seed)
+    long = [rng.choice(["a", "b"]) for _ in range(180)]
+    kept = sorted(rng.sample(range(1, 179), 60))
+    short = [long[n] for n in kept]
+    long[0], long[-1] = "start", "end"
+    for old, new in ((long, short), (short, long)):
+        changes = changed_runs(old, new)
+        assert rebuilt(old, new, changes) == new
+        assert edits(changes) == fewest_edits(old, new) == 120

@@ -178,3 +178,13 @@ def test_a_short_side_inside_a_long_one_of_repeated_lines(seed: int) -> None:
         changes = changed_runs(old, new)
         assert rebuilt(old, new, changes) == new
         assert edits(changes) == fewest_edits(old, new) == 120
+
+
+def test_the_rarest_line_anchors_at_its_first_occurrences_when_no_run_is_longer() -> None:
+    """No unique line, no line as often on both sides, too many edits to search: the rarest shared line
+    anchors, at its first pair of occurrences when every pair is a run of one line."""
+    old = ["a"] * 200 + ["r"] + ["a"] * 200 + ["r"] + ["c"] * 300
+    new = ["b"] * 350 + ["r"] + ["b"] * 100 + ["r"] + ["b"] * 100 + ["r"] + ["b"] * 50
+    changes = changed_runs(old, new)
+    assert changes == [(0, 200, 0, 350), (201, 702, 351, 603)]
+    assert rebuilt(old, new, changes) == new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Callable
@@ -195,7 +196,7 @@ async def streamed(
         await stream(pilot, widget, text, chunk)
         assert widget.source == text
         assert not widget.query(OpenFence)
-        return blocks(widget.document), app.export_screenshot()
+        return [block for document in widget.documents for block in blocks(document)], app.export_screenshot()
 
 
 PROSE = """# Plan
@@ -224,6 +225,73 @@ async def test_streamed_prose_list_and_table_render_as_one_shot() -> None:
     got_blocks, got_screen = await streamed(PROSE, chunk=3)
     assert got_blocks == expected_blocks
     assert got_screen == expected_screen
+
+
+SECTIONS = "".join(
+    f"{'#' * (1 + n % 2)} Part {n}\n\nThe loader reads part {n} once.\nIt keeps **its lines**.\n\n"
+    f"| step | time |\n|---|---:|\n| read {n} | {n * 3} ms |\n\n"
+    f"```python\ndef part_{n}():\n    return {n}\n```\n\n"
+    f"- [ ] check {n}\n- keep the order\n\n1. first\n2. second\n\n> quoted {n}\n\n"
+    f"Closing {n}\n---------\n\n---\n\n"
+    for n in range(1, 5)
+)
+
+
+@pytest.mark.parametrize("piece", [40, 17])
+async def test_a_long_answer_streamed_in_several_documents_renders_as_one_shot(piece: int) -> None:
+    """Past ``SEGMENT_BLOCKS`` blocks the answer goes on in a new document; nothing shows the seams
+    (headings of both sizes, a paragraph that becomes a heading, a rule and a fence come to lie on them)."""
+    size = (80, 200)  # tall enough to show all of it
+    expected_blocks, expected_screen = await one_shot(SECTIONS, size)
+    app = Host(StreamingMarkdown)
+    async with app.run_test(size=size) as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        for part in chunks(SECTIONS, piece):
+            widget.write(part)
+            await widget.flush()
+        await widget.stop()
+        await pilot.pause()
+        documents = widget.documents
+        got_blocks = [block for document in documents for block in blocks(document)]
+        got_screen = app.export_screenshot()
+    assert len(documents) >= 4
+    assert got_blocks == expected_blocks
+    assert got_screen == expected_screen
+
+
+async def test_the_finished_documents_of_a_growing_answer_are_not_laid_out_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each frame lays out the live document only: arranging every block of a long answer on every
+    frame was most of the cost of streaming one."""
+    import textual.widget
+
+    arranged: list[Widget] = []
+    original = textual.widget.arrange
+
+    def counting(widget: Widget, *args: object, **kwargs: object) -> object:
+        arranged.append(widget)
+        return original(widget, *args, **kwargs)  # type: ignore[arg-type]
+
+    app = Host(StreamingMarkdown)
+    async with app.run_test(size=(80, 30)) as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        widget.write(SECTIONS)
+        await widget.flush()
+        await pilot.pause()
+        for part in chunks(SECTIONS, 40):  # the live document fills and moves on twice or more
+            widget.write(part)
+            await widget.flush()
+            await pilot.pause()
+        finished = widget.documents[:2]
+        monkeypatch.setattr(textual.widget, "arrange", counting)
+        for part in chunks(SECTIONS, 40):
+            widget.write(part)
+            await widget.flush()
+            await pilot.pause()
+        await widget.stop()
+    assert widget in arranged  # the answer itself is laid out as it grows...
+    assert not [w for w in arranged if any(w is d or d in w.ancestors for d in finished)]  # ...not its start
 
 
 LONG_LIST = "".join(f"- item {i} with **bold** words\n" for i in range(30))
@@ -355,6 +423,39 @@ async def test_many_fragments_in_one_frame_make_few_document_updates() -> None:
         await widget.stop()
         assert 1 <= len(calls) <= 3
         assert "".join(calls) == PROSE * 5
+
+
+async def test_updates_are_spaced_by_what_they_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update whose cycle used 0.1 s of CPU is followed by none for 0.1 / BUSY_SHARE s (0.4 s):
+    fragments arriving meanwhile wait and join one update. Cheap updates come every FLUSH_INTERVAL."""
+    from qcli.tui.widgets import markdown_stream
+
+    async def updates(cpu_per_cycle: float) -> list[str]:
+        clock = iter(range(1_000_000))
+        monkeypatch.setattr(markdown_stream.time, "process_time", lambda: next(clock) * cpu_per_cycle)
+        app = Host(StreamingMarkdown)
+        async with app.run_test() as pilot:
+            widget = app.query_one(StreamingMarkdown)
+            await pilot.pause()
+            calls: list[str] = []
+            original = widget.document.append
+
+            def counting_append(markdown: str) -> object:
+                calls.append(markdown)
+                return original(markdown)
+
+            widget.document.append = counting_append  # type: ignore[method-assign]
+            began = time.monotonic()
+            for index in range(30):  # one fragment every 10 ms for 0.3 s
+                widget.write(f"word{index} ")
+                await asyncio.sleep(max(0.0, began + (index + 1) * 0.01 - time.monotonic()))
+            elapsed = time.monotonic() - began
+            await widget.stop()
+        assert "".join(calls) == "".join(f"word{index} " for index in range(30))
+        return calls if elapsed < 0.4 else pytest.skip(f"the machine took {elapsed:.2f} s to write")  # type: ignore[return-value]
+
+    assert len(await updates(0.1)) <= 3  # the first at once, then one 0.4 s later, or the last at stop
+    assert len(await updates(0.0)) >= 4  # 1/30 s apart
 
 
 async def test_finished_message_and_write_after_finish() -> None:

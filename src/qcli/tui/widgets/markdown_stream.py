@@ -10,15 +10,21 @@ The pieces:
 - ``FenceSplitter`` (``fences.py``, pure) splits the stream into Markdown text and *open top-level
   fences*, and ``PlainStream`` / ``OpenFence`` (``plain_stream.py``) show plain text whose appends cost
   the same however long it grows.
-- ``StreamingMarkdown`` feeds Markdown text to an inner Textual ``Markdown`` widget, at most one update
-  per ``FLUSH_INTERVAL`` (1/30 s) however many fragments arrive. An open fence is shown in an ``OpenFence`` (a ``PlainStream``) at the end
-  of the document instead. When the fence closes (or the answer ends with it open) its whole source goes
-  to the ``Markdown`` in one append, with whatever follows it in the same update. Its code is highlighted
-  once, in a thread, into a memo: Textual highlights a fence three times while mounting it, and again
-  whenever text appended after it makes ``Markdown`` re-parse it; those are memo hits, and a re-parsed
-  fence whose code did not change is not re-rendered. A growing top-level list remounts only its last
-  item and the new ones (Textual remounts the whole list per append). Everything written reaches the
-  ``Markdown`` in order, so the finished widget renders exactly as the document given the full text at once.
+- ``StreamingMarkdown`` feeds Markdown text to inner Textual ``Markdown`` documents, one update at a
+  time however many fragments arrive: at most one per ``FLUSH_INTERVAL`` (1/30 s), and fewer when the
+  last update with the frames it caused took more than ``BUSY_SHARE`` of the process's time, so a key
+  typed while a long answer streams finds the event loop free (an update lays out and repaints the
+  screen: tens of milliseconds in a long answer). A document that holds ``SEGMENT_BLOCKS`` top-level
+  blocks is left as it is and the answer goes on in a new one, so a frame lays out the last few blocks,
+  not the whole answer; the margins at the seam are those of one document. An open fence is shown in an
+  ``OpenFence`` (a ``PlainStream``) at the end of the live document instead. When the fence closes (or
+  the answer ends with it open) its whole source goes to the ``Markdown`` in one append, with whatever
+  follows it in the same update. Its code is highlighted once, in a thread, into a memo: Textual
+  highlights a fence three times while mounting it, and again whenever text appended after it makes
+  ``Markdown`` re-parse it; those are memo hits, and a re-parsed fence whose code did not change is not
+  re-rendered. A growing top-level list remounts only its last item and the new ones (Textual remounts
+  the whole list per append). Everything written reaches the documents in order, so the finished widget
+  renders exactly as one document given the full text at once.
 - The inner document, Textual's ``Markdown`` with the highlight memo and the list fix, is built in
   ``markdown_document.py``.
 - ``ReasoningBlock`` (``reasoning_block.py``) is a ``Collapsible`` ("Thinking…", then "Thought for N s");
@@ -63,6 +69,13 @@ class StreamingMarkdown(Widget):
     FLUSH_INTERVAL: ClassVar[float] = 1 / 30
     """Least time between two updates of the document, in seconds."""
 
+    BUSY_SHARE: ClassVar[float] = 0.25
+    """Most of the process's time the answer's updates, with the frames they cause, may take: after a
+    cycle that cost more, the next update waits longer, so a key typed meanwhile finds the loop free."""
+
+    SEGMENT_BLOCKS: ClassVar[int] = 8
+    """Top-level blocks in the live document before the next ones go to a new one."""
+
     DEFAULT_CSS = """
     StreamingMarkdown {
         width: 1fr;
@@ -103,13 +116,25 @@ class StreamingMarkdown(Widget):
         self._wake = asyncio.Event()
         self._done = asyncio.Event()
         self._next_flush = 0.0
+        self._cycle_cpu: float | None = None
+        """The process's CPU time when the last update began."""
+        self._live: Markdown | None = None
+        self._seam: tuple[int | None, Widget | None] = (None, None)
+        """The bottom margin of the block before the live document, and its first block once spaced."""
         if markdown:
             self.write(markdown)
 
     @property
     def document(self) -> Markdown:
-        """The inner Markdown widget (everything except a fence that is still open)."""
-        return self.query_one(document_class())
+        """The live document: the one the stream appends to (an open fence is shown at its end)."""
+        if self._live is None:
+            self._live = self.query_one(document_class())
+        return self._live
+
+    @property
+    def documents(self) -> list[Markdown]:
+        """Every document of the answer, in order: together they show all of it."""
+        return list(self.query_children(document_class()))
 
     @property
     def source(self) -> str:
@@ -167,8 +192,11 @@ class StreamingMarkdown(Widget):
             if delay > 0 and not self._finishing:
                 await asyncio.sleep(delay)  # coalesce: fragments written meanwhile join this update
             self._wake.clear()
+            started, cpu = time.monotonic(), time.process_time()
+            spent = 0.0 if self._cycle_cpu is None else cpu - self._cycle_cpu  # since the last update began
+            self._cycle_cpu = cpu
             await self.flush()
-            self._next_flush = time.monotonic() + self.FLUSH_INTERVAL
+            self._next_flush = started + max(self.FLUSH_INTERVAL, spent / self.BUSY_SHARE)
             if self._finishing and not self._pending:
                 break
         async with self._lock:
@@ -209,7 +237,48 @@ class StreamingMarkdown(Widget):
                 await self._fence.remove()
                 self._fence = None
                 self.fence_open = False
-            await self.document.append("".join(text))
+            document, carried = await self._live_document()
+            await document.append(carried + "".join(text))
+            self._close_seam(document)
+
+    async def _live_document(self) -> tuple[Markdown, str]:
+        """The document to append to, and the source it takes over from the one before.
+
+        A document that holds ``SEGMENT_BLOCKS`` blocks is left as it is but for its last block, whose
+        source starts a new document. Textual re-parses from the last block's first line on each append
+        anyway, so the blocks read the same; and every frame then lays out a short live document, not
+        the whole answer (each earlier one keeps its layout, as nothing in it changes).
+        """
+        from textual.widgets._markdown import MarkdownBlock
+
+        live = self.document
+        blocks = [child for child in live.children if isinstance(child, MarkdownBlock)]
+        if len(blocks) < self.SEGMENT_BLOCKS or self._fence is not None:
+            return live, ""
+        last = blocks[-1]
+        carried = "".join(live.source.splitlines(keepends=True)[last.source_range[0] :])
+        await last.remove()
+        self._seam = (blocks[-2].styles.margin.bottom, None)
+        self._live = document_class()(open_links=self._open_links)
+        await self.mount(self._live)
+        return self._live, carried
+
+    def _close_seam(self, document: Markdown) -> None:
+        """Space a new document's first block from the one before as if they were in one document.
+
+        Within a document the gap between two blocks is the larger of their margins; across two
+        documents it would be their sum. The first block can still be replaced (a paragraph becomes a
+        heading when its underline comes), so this is checked after every append.
+        """
+        from textual.widgets._markdown import MarkdownBlock
+
+        gap, fitted = self._seam
+        first = next((child for child in document.children if isinstance(child, MarkdownBlock)), None)
+        if gap is None or first is None or first is fitted:
+            return
+        top, right, bottom, left = first.styles.margin
+        first.styles.margin = (max(0, top - gap), right, bottom, left)
+        self._seam = (gap, first)
 
 
 def _demo() -> None:

@@ -246,6 +246,8 @@ def test_bare_hunks_followed_by_a_file_header_are_refused() -> None:
 def test_bare_hunks_after_blank_lines_and_up_to_their_last_character() -> None:
     [patch] = parse_patch(" \n\t\n@@\n-a\n+    return MAX\n \t\n", "p.py")
     assert patch.hunks == (Hunk((("-", "a"), ("+", "    return MAX"), (" ", "\t")), header="@@"),)
+    [patch] = parse_patch("@@\n-a\n+    return MAX\n", "p.py")
+    assert patch.hunks == (Hunk((("-", "a"), ("+", "    return MAX")), header="@@"),)
 
 
 def test_a_first_hunk_without_a_header_has_no_anchor() -> None:

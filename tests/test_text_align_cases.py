@@ -188,3 +188,21 @@ def test_the_rarest_line_anchors_at_its_first_occurrences_when_no_run_is_longer(
     changes = changed_runs(old, new)
     assert changes == [(0, 200, 0, 350), (201, 702, 351, 603)]
     assert rebuilt(old, new, changes) == new
+
+
+def test_with_no_rare_enough_line_a_large_gap_is_one_replacement() -> None:
+    old, new = ["a"] * 150 + ["b"] * 10, ["b"] * 150 + ["a"] * 10
+    assert changed_runs(old, new) == [(0, 160, 0, 160)]
+
+
+def test_the_rarest_line_is_looked_for_only_inside_its_gap() -> None:
+    """The rarest line also sits in the shared lines after the gap: only its occurrences inside count."""
+    middle_old = ["a"] * 400 + ["r", "r"] + ["b"] * 300
+    middle_new = ["b"] * 350 + ["r", "r", "r"] + ["a"] * 200 + ["b"]
+    old = ["h1", "h2", *middle_old, "r", "t1", "r"]
+    new = ["h1", "h2", *middle_new, "r", "t1", "r"]
+    changes = changed_runs(old, new)
+    assert rebuilt(old, new, changes) == new
+    assert changes[0][0] >= 2 and changes[-1][1] <= len(old) - 3
+    kept_old = set(range(len(old))) - {i for i1, i2, _, _ in changes for i in range(i1, i2)}
+    assert {402, 403} <= kept_old

@@ -207,3 +207,18 @@ def test_the_rarest_line_is_looked_for_only_inside_its_gap() -> None:
     assert changes[0][0] >= 2 and changes[-1][1] <= len(old) - 3
     kept_old = set(range(len(old))) - {i for i1, i2, _, _ in changes for i in range(i1, i2)}
     assert {402, 403} <= kept_old
+
+
+def test_a_gap_of_a_hundred_lines_a_side_is_still_aligned_as_difflib_does() -> None:
+    """100 x 100 lines is the largest gap difflib aligns (a few unique lines would anchor otherwise)."""
+    rng = random.Random(0)
+    alphabet = ["", "}", "a", "b"]
+    old = [rng.choice(alphabet) for _ in range(100)]
+    new = list(old)
+    for _ in range(6):
+        new[rng.randrange(100)] = rng.choice(alphabet)
+    for k in range(3):
+        old[rng.randrange(1, 99)] = f"u{k}"
+        new[rng.randrange(1, 99)] = f"u{k}"
+    old[0], new[0], old[-1], new[-1] = "s", "t", "e", "f"
+    assert changed_runs(old, new) == trimmed_difflib(old, new)

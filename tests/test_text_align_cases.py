@@ -222,3 +222,37 @@ def test_a_gap_of_a_hundred_lines_a_side_is_still_aligned_as_difflib_does() -> N
         new[rng.randrange(1, 99)] = f"u{k}"
     old[0], new[0], old[-1], new[-1] = "s", "t", "e", "f"
     assert changed_runs(old, new) == trimmed_difflib(old, new)
+
+
+def edited(rng: random.Random) -> tuple[list[str], list[str]]:
+    """A few hundred lines of a few kinds (blank lines, braces), with up to 60 lines inserted, deleted or
+    changed; sometimes no shared first and last line, sometimes shared lines around it all."""
+    alphabet = ["", "}", "a", "b", "{"][: rng.randrange(2, 6)]
+    old = [rng.choice(alphabet) for _ in range(rng.randrange(100, 400))]
+    new = list(old)
+    for _ in range(rng.randrange(1, 60)):
+        at, roll = rng.randrange(len(new)), rng.random()
+        if roll < 0.4:
+            new.insert(at, rng.choice(alphabet))
+        elif roll < 0.8:
+            del new[at]
+        else:
+            new[at] = rng.choice(alphabet)
+    if rng.random() < 0.5:
+        new[0], new[-1] = "first", "last"
+    if rng.random() < 0.5:
+        old, new = ["h", "h", *old, "t"], ["h", "h", *new, "t"]
+    return old, new
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_edits_among_repeated_lines_get_the_shortest_script(seed: int) -> None:
+    """Whenever the shortest script is short enough for the search (here up to 100 lines), it is found;
+    otherwise the script is still correct."""
+    rng = random.Random(seed)
+    for _ in range(10):
+        old, new = edited(rng)
+        changes = changed_runs(old, new)
+        assert rebuilt(old, new, changes) == new
+        fewest = fewest_edits(old, new)
+        assert edits(changes) == fewest or fewest > 100, (len(old), len(new), edits(changes), fewest)

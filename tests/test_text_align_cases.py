@@ -245,7 +245,7 @@ def edited(rng: random.Random) -> tuple[list[str], list[str]]:
     return old, new
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(6))
 def test_edits_among_repeated_lines_get_the_shortest_script(seed: int) -> None:
     """Whenever the shortest script is short enough for the search (here up to 100 lines), it is found;
     otherwise the script is still correct."""

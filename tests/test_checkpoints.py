@@ -347,3 +347,32 @@ async def test_an_editor_gets_the_text_files_whose_content_alone_changed(repo: P
     result = await cps.apply(plan, write_text=refusing_editor)
     assert result.failed.get("c.txt", "").endswith("the editor refused the write")
     assert "agent changed the user's unstaged file t4" in (repo / "c.txt").read_text()
+
+
+@pytest.mark.parametrize("rule_file", [".qwenignore", "keep/.gitignore"])
+async def test_a_file_ignored_after_it_was_saved_is_neither_saved_nor_restored(
+    repo: Path, rule_file: str
+) -> None:
+    """git goes on saving a file it tracks whatever its ignore rules say; a secret the user ignores later
+    must leave the snapshots, and a rewind must not put an old copy of it back."""
+    cps = open_checkpoints(repo)
+    write(repo, "keep/.env", "TOKEN=old\n")
+    await cps.begin_turn("t1")
+    write(repo, "keep/.env", "TOKEN=turn one\n")
+    write(repo, "a.txt", "turn one\n")
+    await cps.end_turn()
+
+    write(repo, rule_file, ".env\n")  # the user ignores it, then changes it
+    write(repo, "keep/.env", "TOKEN=new\n")
+    await cps.begin_turn("t2")
+    write(repo, "a.txt", "turn two\n")
+    end = await cps.end_turn()
+    assert end is not None
+    saved = git(repo, "--git-dir", str(repo.parent / "shadow"), "ls-tree", "-r", "--name-only", end.tree)
+    assert "keep/.env" not in saved.split() and "a.txt" in saved.split()
+
+    plan = await cps.plan_rewind(1)
+    assert [item.path for item in (*plan.restore, *plan.conflicts)] == ["a.txt"]
+    await cps.apply(plan)
+    assert (repo / "keep/.env").read_text() == "TOKEN=new\n"
+    assert (repo / "a.txt").read_bytes() == b"a.txt committed\r\nline two\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qcore.tools.builtin.edit.syntax import check
 from tests.test_edit_guard_cases import write
 from tests.test_edit_matching_details import edit
 
@@ -57,3 +58,19 @@ async def test_a_new_error_over_several_lines_is_quoted_by_its_first_forty_chara
     result, after = await edit(tmp_path, PY, old, new, name="f.py")
     assert result.ok and after == PY.replace(old, new)
     assert "line 5 has unexpected 'x = (alpha_beta_gamma_delta_epsilon_zeta'." in result.text()
+
+
+async def test_a_new_error_over_several_lines_is_quoted_by_its_first_line_only(tmp_path: Path) -> None:
+    old, new = "    x = a\n    return x + 1", "    x = (a b\n  d e f\n  g h) +\n    return x + 1"
+    result, after = await edit(tmp_path, PY, old, new, name="f.py")
+    assert result.ok and after == PY.replace(old, new)
+    assert result.text().endswith(
+        "Note: the file no longer parses as Python: line 5 has unexpected 'x = (a b'. Fix it with your next edit."
+    )
+
+
+def test_a_lone_surrogate_in_the_new_text_does_not_stop_the_check() -> None:
+    new = 'x = "\ud800"\ny = (\n'
+    verdict = check(Path("f.py"), None, new, (0, 0), (0, len(new)))
+    assert verdict is not None and verdict.cut_off is not None
+    assert (verdict.cut_off.line, verdict.cut_off.what) == (2, "it ends with 'y = ('")

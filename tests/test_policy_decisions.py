@@ -65,7 +65,6 @@ def test_an_ask_rule_on_one_command_is_named_as_what_keeps_asking(shell: RunShel
             "$TOOL build",
             "part of the command line cannot be known before it runs, and rules only cover what can",
         ),
-        ("./my\\ tool run", "the rules a question could save would not cover all of it"),
         (
             "make > build.log",
             "it writes to a file (build.log), and a rule never allows writing through the shell",
@@ -83,3 +82,18 @@ def test_a_line_no_rule_can_cover_is_refused_with_the_reason(
         "ask (non-interactive, approval mode default). It would run in approval mode yolo; no allow rule "
         f"can cover it: {reason}."
     )
+
+
+def test_the_mode_named_as_the_remedy_is_the_one_that_lets_the_call_run(
+    tmp_path: Path, shell: RunShellCommand
+) -> None:
+    """A tool that changes files but asks with a plain question (as a tool from elsewhere may): auto-edit
+    lets it run, so auto-edit, not yolo, is what the remedy names."""
+    from qcore.tools.builtin.edit.tool import Edit
+    from qcore.tools.confirmation import InfoConfirmation
+
+    tool = Edit(ToolContext(Workspace([tmp_path])))
+    question = InfoConfirmation("Confirm", "rewrites notes.txt")
+    assert PermissionPolicy(mode=ApprovalMode.AUTO_EDIT).evaluate(tool, question).verdict is Verdict.ALLOW
+    assert PermissionPolicy().unattended_remedy(tool, question)[0] is ApprovalMode.AUTO_EDIT
+    assert PermissionPolicy().unattended_remedy(shell, asked("make"))[0] is ApprovalMode.YOLO

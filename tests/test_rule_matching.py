@@ -14,7 +14,7 @@ from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.builtin.shell import RunShellCommand
 from qcore.tools.builtin.web_fetch import WebFetch
-from qcore.tools.confirmation import EditConfirmation, InfoConfirmation
+from qcore.tools.confirmation import EditConfirmation, ExecConfirmation, InfoConfirmation
 
 
 def fetch_verdict(kind: RuleKind, specifier: str, url: str) -> Verdict:
@@ -75,6 +75,27 @@ def test_a_word_that_is_no_name_is_not_taken_for_a_subcommand(tmp_path: Path, wo
     assert shell_choices(tmp_path, f"cargo {word} x")[1:] == [("run_shell_command(cargo:*)",)]
 
 
+def shell_runs(policy: PermissionPolicy, command: str) -> bool:
+    shell = RunShellCommand(ToolContext(Workspace([policy.root])))
+    question = ExecConfirmation("Confirm", command, ())
+    return policy.evaluate(shell, question, ShellSubject(command)).verdict is Verdict.ALLOW
+
+
+def test_a_program_whose_name_has_a_space_is_offered_rules_that_name_it_whole(tmp_path: Path) -> None:
+    command = '"/opt/my tools/run" build --fast'
+    choices = shell_choices(tmp_path, command)
+    assert choices == [
+        ("run_shell_command('/opt/my tools/run' build --fast)",),
+        ("run_shell_command('/opt/my tools/run' build:*)",),
+        ("run_shell_command('/opt/my tools/run':*)",),
+    ]
+    for rules in choices:
+        policy = PermissionPolicy(root=tmp_path)
+        policy.remember(list(rules))
+        assert shell_runs(policy, command), rules
+        assert not shell_runs(policy, "/opt/my tools/run build --fast"), rules  # "/opt/my" with arguments
+
+
 def edit_runs(policy: PermissionPolicy, path: Path) -> bool:
     tool = Edit(ToolContext(Workspace([policy.root])))
     question = EditConfirmation("Confirm", path.name, str(path), "", "x")
@@ -110,6 +131,38 @@ def test_every_file_rule_offered_covers_the_file_and_names_it_plainly(tmp_path: 
 @pytest.mark.parametrize("pattern", ["https://evil.example/*", "HTTPS://Evil.Example.:443/*"])
 def test_a_url_pattern_reaches_the_server_however_its_address_is_spelt(url: str, pattern: str) -> None:
     assert fetch_verdict(RuleKind.DENY, pattern, url) is Verdict.DENY
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example/admin/users",
+        "https://evil.example/%61dmin/users",  # an escaped letter is the letter
+        "https://evil.example/%61dmin/users/../users",
+        "https://evil.example/docs/../admin/users",  # the client and the server resolve ".."
+        "https://evil.example/docs/%2e%2e/admin/users",
+        "https://evil.example/./admin/users",
+        "https://evil.example/../admin/users",  # nothing above the root
+        "https://evil.example/admin/users/..",  # "/admin/": a last ".." or "." leaves the slash
+        "https://evil.example/admin/.",
+    ],
+)
+def test_a_url_pattern_reaches_the_path_the_server_resolves(url: str) -> None:
+    assert fetch_verdict(RuleKind.DENY, "https://evil.example/admin/*", url) is Verdict.DENY
+
+
+@pytest.mark.parametrize(
+    ("pattern", "url", "verdict"),
+    [
+        ("https://docs.example/%7eguide/*", "https://docs.example/~guide/intro", Verdict.ALLOW),
+        ("https://docs.example/guide/./*", "https://docs.example/guide/intro", Verdict.ALLOW),
+        ("https://docs.example/guide/*", "https://docs.example/guide/../private", Verdict.ASK),
+        ("https://docs.example/guide/*", "https://docs.example/guide%2Fx", Verdict.ASK),  # %2F is not "/"
+        ("https://docs.example/guide/*", "https://docs.example/guidebook/x", Verdict.ASK),
+    ],
+)
+def test_an_allowed_path_is_compared_resolved_too(pattern: str, url: str, verdict: Verdict) -> None:
+    assert fetch_verdict(RuleKind.ALLOW, pattern, url) is verdict
 
 
 @pytest.mark.parametrize(

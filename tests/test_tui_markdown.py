@@ -458,6 +458,30 @@ async def test_updates_are_spaced_by_what_they_cost(monkeypatch: pytest.MonkeyPa
     assert len(await updates(0.0)) >= 4  # 1/30 s apart
 
 
+async def test_collections_skip_what_existed_before_and_the_finished_parts_while_an_answer_streams() -> None:
+    import gc
+
+    app = Host(StreamingMarkdown)
+    async with app.run_test() as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        await pilot.pause()
+        at_start = gc.get_freeze_count()
+        assert at_start > 0  # what existed when the answer began
+        for part in chunks(SECTIONS, 200):
+            widget.write(part)
+            await widget.flush()
+        assert len(widget.documents) > 1 and gc.get_freeze_count() > at_start  # and each finished part
+        await widget.stop()
+        assert gc.get_freeze_count() == 0  # the answer ended: collections see everything again
+
+        second = StreamingMarkdown()
+        await app.query_one(VerticalScroll).mount(second)
+        second.write("never finished")
+        assert gc.get_freeze_count() > 0
+        await second.remove()  # removed while streaming (a cancelled turn cleared away)
+        assert gc.get_freeze_count() == 0
+
+
 async def test_finished_message_and_write_after_finish() -> None:
     finished: list[StreamingMarkdown] = []
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 from qcore.checkpoints.restore import Entry
@@ -84,12 +85,19 @@ class ShadowGit:
         ]
 
     async def run(
-        self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,), plain: bool = False
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        plain: bool = False,
+        literal: bool = True,
     ) -> bytes:
+        """``literal=False`` only for pathspecs qcore writes itself: a path is never read as a pattern."""
         if self._broken is not None:
             raise CheckpointError(self._broken)
+        argv = self._plain if plain else self._argv if literal else self._argv[:-1]
         done = await run_git(
-            [*(self._plain if plain else self._argv), *args],
+            [*argv, *args],
             cwd=self.git_dir if plain else self.root,
             env=self._env,
             stdin=stdin or b"",
@@ -163,7 +171,38 @@ class ShadowGit:
             raise CheckpointError(problem)
         self.sync_excludes()
         await self.run("add", "--all", "--ignore-errors", ok=(0, 1))
+        await self._untrack_ignored()
         return (await self.run("write-tree")).decode().strip()
+
+    async def _untrack_ignored(self) -> None:
+        """Drop from the snapshots a file saved before it was ignored (a ``.env`` added to ``.qwenignore``
+        later): git goes on saving a file it tracks, whatever its ignore rules say. Looked for when the
+        rules changed since the last snapshot (the exclude file, a ``.gitignore`` anywhere)."""
+        gitignores = await self.run("ls-files", "-s", "-z", "--", ":(glob)**/.gitignore", literal=False)
+        rules = hashlib.sha256((self.git_dir / "info" / "exclude").read_bytes() + b"\0" + gitignores).digest()
+        seen = self.git_dir / "qcore-ignore-rules"
+        with contextlib.suppress(FileNotFoundError):
+            if seen.read_bytes() == rules:
+                return
+        ignored = await self.run("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+        if ignored:
+            await self.run("update-index", "-z", "--force-remove", "--stdin", stdin=ignored)
+        seen.write_bytes(rules)
+
+    async def ignored(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` the ignore rules cover now (tracked or not)."""
+        # git refuses a path beyond a symlink (the whole call fails); no such path lies in the workspace
+        listed = b"".join(
+            b"./" + os.fsencode(path) + b"\0" for path in paths if not _beyond_link(self.root, path)
+        )
+        if not listed:
+            return set()
+        self.sync_excludes()
+        # check-ignore takes no pathspec magic, "literal" included; a path given as ./x is never magic
+        out = await self.run(
+            "check-ignore", "--no-index", "-z", "--stdin", stdin=listed, ok=(0, 1), literal=False
+        )
+        return {os.fsdecode(name).removeprefix("./") for name in out.split(b"\0") if name}
 
     async def diff(self, old: str, new: str) -> dict[str, tuple[str, Entry | None, Entry | None]]:
         """path -> (status letter, old entry, new entry) between two trees, renames as delete + add."""
@@ -189,6 +228,16 @@ class ShadowGit:
             blobs[blob] = out[start : start + int(size)]
             position = start + int(size) + 1
         return blobs
+
+
+def _beyond_link(root: Path, path: str) -> bool:
+    """Whether a folder on the way to ``path`` is a symlink (or not a folder) now."""
+    folder = root
+    for part in Path(path).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            return True
+    return False
 
 
 def _entry(mode: str, blob: str) -> Entry | None:

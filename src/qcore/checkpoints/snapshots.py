@@ -10,7 +10,8 @@ run a program or change bytes on the way in or out (``checkpoint_git``).
 
 **What.** Everything git would see in the tree except ignored files: the project's ``.gitignore`` files
 (also in a folder that is not a repository), its ``.git/info/exclude`` and ``.qwenignore`` (copied into
-the shadow's ``info/exclude``). Ignored files are neither saved nor restored. Symlinks are stored as
+the shadow's ``info/exclude``). Ignored files are neither saved nor restored, also a file saved before a
+rule came to ignore it (a ``.env`` added to ``.qwenignore`` later). Symlinks are stored as
 links. A nested repository is recorded as a gitlink and its files are not saved.
 
 **Speed.** The shadow index keeps stat data, so a snapshot re-hashes only files whose stat changed
@@ -247,6 +248,9 @@ class Checkpoints:
             for path, (_, target, expected) in net.items()
             if path in by_agent and GITLINK not in (target and target.mode, expected and expected.mode)
         }  # the rest are the user's own changes, or nested repositories
+        async with self._git.locked():
+            for path in await self._git.ignored(candidates):  # ignored since: neither saved nor restored
+                del candidates[path]
         root = str(self.root)
         present = await asyncio.to_thread(lambda: {path: _entry_now(root, path) for path in candidates})
         restore, conflicts = [], []

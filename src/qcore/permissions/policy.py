@@ -101,9 +101,14 @@ Persist = Callable[[RuleSource, RuleKind, str], Path]
 
 def mode_that_allows(tool: AnyTool, details: ConfirmationDetails | None) -> ApprovalMode:
     """The least permissive mode in which this call would run unasked."""
-    if details is not None and details.type == "edit" and not details.protection:
+    if details is not None and auto_edit_covers(tool, details) and not protected(details):
         return ApprovalMode.AUTO_EDIT
     return ApprovalMode.YOLO
+
+
+def auto_edit_covers(tool: AnyTool, details: ConfirmationDetails) -> bool:
+    """A change to files, which auto-edit mode lets run unasked unless it is ``protected``."""
+    return details.type == "edit" or tool.kind is Kind.EDIT
 
 
 def protected(details: ConfirmationDetails | None) -> str | None:
@@ -267,7 +272,7 @@ class PermissionPolicy:
                 else f"allowed by {allowed.describe()}"
             )
             return PolicyDecision(Verdict.ALLOW, reason, allowed)
-        if self.mode is ApprovalMode.AUTO_EDIT and (details.type == "edit" or tool.kind is Kind.EDIT):
+        if self.mode is ApprovalMode.AUTO_EDIT and auto_edit_covers(tool, details):
             return PolicyDecision(Verdict.ALLOW, "auto-edit mode")
         return PolicyDecision(Verdict.ASK)
 

@@ -7,7 +7,9 @@ Specifiers by what a call touches (its ``permission_subject``):
   covers what follows ``&&`` or sits inside ``$(...)``.
 - paths: ``edit(src/**)`` is a gitignore-style glob relative to the workspace root (``/abs/**`` and
   ``~/x/**`` are absolute), matched against real paths, so a symlink or ``..`` cannot step around it.
-- URLs: ``web_fetch(domain:docs.python.org)`` matches that host and its subdomains.
+- URLs: ``web_fetch(domain:docs.python.org)`` matches that host and its subdomains;
+  ``web_fetch(https://docs.python.org/3/*)`` is a wildcard pattern, matched against the URL as the server
+  receives it (scheme and host in lower case, default port dropped, escapes and ``..`` resolved).
 - tool names may be globs: ``mcp__github__*``.
 """
 
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import shlex
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -178,11 +182,10 @@ def url_matches(specifier: str, url: str) -> bool:
         # "example.org." (fully qualified) is the same host as "example.org"; no host is no domain's
         host = (urlsplit(url).hostname or "").lower().rstrip(".")
         return bool(host) and (host == domain or host.endswith("." + domain))
-    # A URL pattern reaches the URL as written and as the server it names receives it, so a deny rule
-    # on "https://evil.example/*" is not escaped by "HTTPS://EVIL.example.:443/" or a user part.
-    return fnmatch.fnmatchcase(url, text) or fnmatch.fnmatchcase(
-        _canonical_url(url), _canonical_pattern(text)
-    )
+    # A URL pattern is matched against the URL as the server it names receives it, so a deny rule on
+    # "https://evil.example/*" is not escaped by "HTTPS://EVIL.example.:443/" or a user part, and an
+    # allow rule on ".../guide/*" does not let ".../guide/../private" through.
+    return fnmatch.fnmatchcase(_canonical_url(url), _canonical_pattern(text))
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -190,7 +193,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def _canonical_url(url: str) -> str:
     """``url`` as the server it reaches sees it: scheme and host in lower case, no trailing dot on the
-    host, no user part, no default port. A URL that does not parse, or names no host, is left as it is."""
+    host, no user part, no default port, the path canonical (``_canonical_path``). A URL that does not
+    parse, or names no host, is left as it is."""
     try:
         parts = urlsplit(url)
         host, port = (parts.hostname or "").rstrip("."), parts.port
@@ -202,12 +206,42 @@ def _canonical_url(url: str) -> str:
     netloc = f"[{host}]" if ":" in host else host
     if port is not None and port != _DEFAULT_PORTS.get(scheme):
         netloc += f":{port}"
-    return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
+    return urlunsplit((scheme, netloc, _canonical_path(parts.path), parts.query, parts.fragment))
+
+
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+
+
+def _canonical_path(path: str) -> str:
+    """A URL path as RFC 3986 compares it (section 6.2.2): an escaped unreserved character decoded
+    (``%61dmin`` is ``admin``), other escapes in upper case, then ``.`` and ``..`` segments resolved
+    (``/docs/../admin`` is ``/admin``), as the client and the server both do."""
+
+    def unescape(match: re.Match[str]) -> str:
+        character = chr(int(match.group(1), 16))
+        return character if character in _UNRESERVED else f"%{match.group(1).upper()}"
+
+    segments: list[str] = []
+    parts = _ESCAPE.sub(unescape, path).split("/")
+    for index, segment in enumerate(parts):
+        last = index == len(parts) - 1
+        if segment == "..":
+            if len(segments) > 1:
+                segments.pop()
+            if last:
+                segments.append("")
+        elif segment == ".":
+            if last:
+                segments.append("")
+        else:
+            segments.append(segment)
+    return "/".join(segments)
 
 
 def _canonical_pattern(pattern: str) -> str:
     """A URL pattern's scheme and host in lower case and without a trailing dot, its default port
-    dropped; wildcards are kept as they are."""
+    dropped, its path canonical; wildcards are kept as they are."""
     scheme, sep, rest = pattern.partition("://")
     if not sep:
         return pattern
@@ -218,4 +252,5 @@ def _canonical_pattern(pattern: str) -> str:
     host = host.lower().rstrip(".")
     if port and int(port) != _DEFAULT_PORTS.get(scheme.lower()):
         host += f":{port}"
-    return f"{scheme.lower()}://{host}{slash}{tail}"
+    path, mark, rest = tail.partition("?")
+    return f"{scheme.lower()}://{host}{_canonical_path(slash + path)}{mark}{rest}"

@@ -156,9 +156,9 @@ class ShellSubject:
                     if len(command.argv) > 1 and _subcommand(command.argv[1])
                     else command.argv[:1]
                 )
-                specifier = f"{' '.join(words)}:*"
+                specifier = f"{shlex.join(words)}:*"
             if not specifier:
-                specifier = f"{command.argv[0]}:*"
+                specifier = f"{shlex.quote(command.argv[0])}:*"
             if specifier not in specifiers:
                 specifiers.append(specifier)
         return specifiers

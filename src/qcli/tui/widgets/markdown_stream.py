@@ -46,6 +46,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
 
+from qcli.tui import frozen_heap
 from qcli.tui.widgets.fences import Event, FenceClosed, FenceCode, FenceSplitter, MarkdownText
 from qcli.tui.widgets.markdown_document import document_class, prepare_highlight
 from qcli.tui.widgets.plain_stream import OpenFence
@@ -119,6 +120,7 @@ class StreamingMarkdown(Widget):
         self._cycle_cpu: float | None = None
         """The process's CPU time when the last update began."""
         self._live: Markdown | None = None
+        self._holding = False
         self._seam: tuple[int | None, Widget | None] = (None, None)
         """The bottom margin of the block before the live document, and its first block once spaced."""
         if markdown:
@@ -151,10 +153,18 @@ class StreamingMarkdown(Widget):
         yield document_class()(open_links=self._open_links)
 
     def on_mount(self) -> None:
+        frozen_heap.hold()
+        self._holding = True
         self.run_worker(self._pump(), name="markdown-stream", group="markdown-stream")
 
     def on_unmount(self) -> None:
+        self._release()
         self._done.set()
+
+    def _release(self) -> None:
+        if self._holding:
+            self._holding = False
+            frozen_heap.release()
 
     def write(self, fragment: str) -> None:
         """Append a fragment of the answer (from the event loop)."""
@@ -202,6 +212,7 @@ class StreamingMarkdown(Widget):
         async with self._lock:
             await self._apply(self._splitter.finish())
         self.streaming = False
+        self._release()
         self.post_message(self.Finished(self))
         self._done.set()
 
@@ -258,6 +269,7 @@ class StreamingMarkdown(Widget):
         last = blocks[-1]
         carried = "".join(live.source.splitlines(keepends=True)[last.source_range[0] :])
         await last.remove()
+        frozen_heap.freeze()  # the blocks kept here are done: collections skip them until the end
         self._seam = (blocks[-2].styles.margin.bottom, None)
         self._live = document_class()(open_links=self._open_links)
         await self.mount(self._live)

@@ -3,9 +3,21 @@ regions an edit reports, the counts, and the change as a tool result shows it.""
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
+
 import pytest
 
-from qcore.text.diffs import DiffStat, Hunk, diff_stat, file_diff, split_lines, structured_diff
+from qcore.text.diffs import (
+    DiffStat,
+    Hunk,
+    SpanKind,
+    StructuredDiff,
+    diff_stat,
+    file_diff,
+    split_lines,
+    structured_diff,
+)
 
 
 def numbered(count: int) -> list[str]:
@@ -142,3 +154,148 @@ def test_user_counts_are_zero_until_the_user_changed_something() -> None:
 def test_the_file_name_is_the_last_part_of_the_path() -> None:
     assert file_diff("src/pkg/app.py", "a\n", "b\n").file_name == "app.py"
     assert file_diff("app.py", "a\n", "b\n").file_name == "app.py"
+
+
+def three_hunks() -> tuple[str, str]:
+    """25 lines added at the top, three changes close together, and two far below."""
+    old = numbered(40)
+    new = [f"top {n}" for n in range(1, 26)] + old[:4] + old[5:7] + ["LINE 8", "extra"] + old[8:29]
+    return text(old), text([*new, "LINE 30", *old[30:39], "LINE 40"])
+
+
+def test_changes_read_as_diff_u_shows_them() -> None:
+    """The unified text is what ``diff -u`` prints for the same two files (its two header lines aside)."""
+    old, new = three_hunks()
+    context = "".join(f" line {n}\n" for n in range(1, 5))
+    expected = (
+        "@@ -1,11 +1,36 @@\n"
+        + "".join(f"+top {n}\n" for n in range(1, 26))
+        + context
+        + "-line 5\n line 6\n line 7\n-line 8\n+LINE 8\n+extra\n line 9\n line 10\n line 11\n"
+        + "@@ -27,7 +52,7 @@\n line 27\n line 28\n line 29\n-line 30\n+LINE 30\n line 31\n line 32\n line 33\n"
+        + "@@ -37,4 +62,4 @@\n line 37\n line 38\n line 39\n-line 40\n+LINE 40\n"
+    )
+    assert structured_diff(old, new).unified("f") == "--- f\tCurrent\n+++ f\tProposed\n" + expected
+
+
+def test_each_span_says_where_it_is_on_both_sides() -> None:
+    """What a UI draws from: a DELETE span sits in the new lines where its lines would be, an INSERT span
+    in the old lines likewise; no span is empty."""
+    old, new = three_hunks()
+    diff = structured_diff(old, new)
+    assert [[(s.kind.value, s.old_start, s.new_start, s.count) for s in h.spans] for h in diff.hunks] == [
+        [
+            ("insert", 0, 0, 25),
+            ("equal", 0, 25, 4),
+            ("delete", 4, 29, 1),
+            ("equal", 5, 29, 2),
+            ("delete", 7, 31, 1),
+            ("insert", 8, 31, 2),
+            ("equal", 8, 33, 3),
+        ],
+        [("equal", 26, 51, 3), ("delete", 29, 54, 1), ("insert", 30, 54, 1), ("equal", 30, 55, 3)],
+        [("equal", 36, 61, 3), ("delete", 39, 64, 1), ("insert", 40, 64, 1)],
+    ]
+    assert [hunk.rows for hunk in diff.hunks] == [38, 8, 5]
+    assert (diff.added, diff.removed, diff.added_chars, diff.removed_chars) == (29, 4, 166, 26)
+
+
+def test_every_line_of_both_sides_can_be_read_one_at_a_time() -> None:
+    """``old_lines`` and ``new_lines`` read line by line (around and between the changes, as a UI that
+    shows more context does) are the texts' lines."""
+    old, new = three_hunks()
+    for diff in (structured_diff(old, new), structured_diff(old, new, regions=changed_regions_of(old, new))):
+        assert [diff.old_lines[n] for n in range(len(diff.old_lines))] == old.splitlines()
+        assert [diff.new_lines[n] for n in range(len(diff.new_lines))] == new.splitlines()
+        assert [diff.new_lines[n] for n in range(-1, -len(diff.new_lines) - 1, -1)] == new.splitlines()[::-1]
+
+
+def changed_regions_of(old: str, new: str) -> list[tuple[int, int, int, int]]:
+    """The three changed places of ``three_hunks`` as an edit would report them: one region each."""
+    regions: list[tuple[int, int, int, int]] = []
+    old_at = new_at = 0
+    for before, after in (("line 1\n", "top 1\n"), ("line 30\n", "LINE 30\n"), ("line 40\n", "LINE 40\n")):
+        a, c = old.index(before, old_at), new.index(after, new_at)
+        end = old.index("line 9\n") if before == "line 1\n" else a + len(before)
+        new_end = new.index("line 9\n") if before == "line 1\n" else c + len(after)
+        regions.append((a, end, c, new_end))
+        old_at, new_at = end, new_end
+    return regions
+
+
+def test_a_change_at_a_lines_first_character() -> None:
+    assert structured_diff("ab\ncd\n", "Xb\ncd\n").unified("f").endswith("@@ -1,2 +1,2 @@\n-ab\n+Xb\n cd\n")
+    assert structured_diff("a\nb\n", "a\nXb\n").unified("f").endswith("@@ -1,2 +1,2 @@\n a\n-b\n+Xb\n")
+    assert (
+        structured_diff("a", "x\na")
+        .unified("f")
+        .endswith("@@ -1 +1,2 @@\n+x\n a\n\\ No newline at end of file\n")
+    )
+
+
+def test_the_reported_region_decides_which_repeated_line_was_added() -> None:
+    added_first = structured_diff("x\nx\n", "x\nx\nx\n", regions=[(0, 0, 0, 2)])
+    assert [(s.kind.value, s.old_start, s.new_start, s.count) for s in added_first.hunks[0].spans] == [
+        ("insert", 0, 0, 1),
+        ("equal", 0, 1, 2),
+    ]
+    found = structured_diff("x\nx\n", "x\nx\nx\n")
+    assert [(s.kind.value, s.count) for s in found.hunks[0].spans] == [("equal", 2), ("insert", 1)]
+
+
+def test_an_unchanged_text_has_no_diff() -> None:
+    same = structured_diff("a\nb\n", "a\nb\n")
+    assert same.empty and same.hunks == () and same.unified("f") == ""
+    assert (same.added, same.removed, same.added_chars, same.removed_chars) == (0, 0, 0, 0)
+
+
+BIG = "".join(f"line {n}\n" for n in range(100_000))
+
+
+def peak_of(make: Callable[[], object]) -> int:
+    """The most memory ``make`` held at once, in bytes."""
+    tracemalloc.start()
+    try:
+        make()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def drawn(diff: StructuredDiff) -> list[str]:
+    """The unified text, then each row as a UI draws it: an equal line from the new side."""
+    rows = [diff.unified("f")]
+    for span in (span for hunk in diff.hunks for span in hunk.spans):
+        side, start = (
+            (diff.old_lines, span.old_start)
+            if span.kind is SpanKind.DELETE
+            else (diff.new_lines, span.new_start)
+        )
+        rows += [side[index] for index in range(start, start + span.count)]
+    return rows
+
+
+def big_edits() -> list[object]:
+    at, first, second = BIG.index("line 50000\n"), BIG.index("line 20000\n"), BIG.index("line 80000\n")
+    one = BIG[:at] + "LINE" + BIG[at + 4 :]
+    two = BIG[:first] + "LINE" + BIG[first + 4 : second] + "LINE" + BIG[second + 4 :]
+    start, end = BIG.index("line 40000\n"), BIG.index("line 41000\n")
+    block = BIG[:start] + "".join(f"new {n}\n" for n in range(1000)) + BIG[end:]
+    reported = [(first, first + 4, first, first + 4), (second, second + 4, second, second + 4)]
+    return [
+        pytest.param(one, None, id="one-line"),
+        pytest.param(two, reported, id="two-places"),
+        pytest.param(block, None, id="a-block"),
+    ]
+
+
+@pytest.mark.parametrize(("new", "regions"), big_edits())
+def test_a_diff_in_a_big_file_does_not_split_the_file(
+    new: str, regions: list[tuple[int, int, int, int]] | None
+) -> None:
+    """The diff of a few changes in a 100,000-line file, its unified text and every row a UI draws hold
+    a small fraction of what the file's line strings take: only the changed lines and their context are
+    cut out."""
+    whole = peak_of(lambda: BIG.split("\n"))
+    peak = peak_of(lambda: drawn(structured_diff(BIG, new, regions=regions)))
+    assert peak * 10 < whole, (peak, whole)

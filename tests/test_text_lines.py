@@ -5,6 +5,9 @@ keeps each untouched line's ending."""
 from __future__ import annotations
 
 import random
+import tracemalloc
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -100,6 +103,68 @@ def test_lines_compare_by_their_text() -> None:
     assert repr(TextLines("a\nb\nc")) == "TextLines(3 lines)"
 
 
+def test_a_slice_with_a_step_takes_every_step_th_line() -> None:
+    text = numbered(10)
+    assert TextLines(text)[1:7:2] == ["line 1", "line 3", "line 5"]
+    assert TextLines(text)[0:9:3] == ["line 0", "line 3", "line 6"]
+    assert TextLines(text)[8:2:-2] == ["line 8", "line 6", "line 4"]
+
+
+def peak_of(read: Callable[[], object]) -> tuple[object, int]:
+    """What ``read`` returned, and the most memory it held at once, in bytes."""
+    tracemalloc.start()
+    try:
+        got = read()
+        return got, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+BIG = numbered(100_000)
+BIG_STARTS = starts(BIG)
+BIG_LINES = split(BIG)
+
+
+def anchored(*lines: int) -> TextLines:
+    return TextLines(BIG, [(line, BIG_STARTS[line]) for line in lines])
+
+
+@pytest.mark.parametrize(
+    ("lines", "read", "expected"),
+    [
+        (anchored(50_000), lambda lines: lines[50_000 + NEAR], [f"line {50_000 + NEAR}"]),
+        (anchored(50_000), lambda lines: lines[50_000 - NEAR], [f"line {50_000 - NEAR}"]),
+        (anchored(50_000), lambda lines: lines[50_000 - 1], ["line 49999"]),
+        (anchored(50_000), lambda lines: lines[50_000 : 50_000 + NEAR], BIG_LINES[50_000 : 50_000 + NEAR]),
+        (anchored(40_000, 60_000), lambda lines: lines[40_010], ["line 40010"]),
+        (anchored(40_000, 60_000), lambda lines: lines[59_990], ["line 59990"]),
+    ],
+    ids=["near-after", "near-before", "just-before", "near-lines", "after-the-nearer", "before-the-nearer"],
+)
+def test_a_line_near_an_anchor_is_read_without_splitting_the_text(
+    lines: TextLines, read: Callable[[TextLines], object], expected: list[str]
+) -> None:
+    """At most ``NEAR`` lines from an anchor, on either side (from whichever anchor is nearer), a line is
+    cut out of the text: reading it holds a small fraction of what the text's line strings take."""
+    got, peak = peak_of(lambda: read(lines))
+    assert got in (expected, expected[0])
+    _, whole = peak_of(lambda: list(TextLines(BIG)))
+    assert peak * 50 < whole, (peak, whole)
+
+
+def test_lines_of_a_run_already_split_are_read_from_it() -> None:
+    """Runs far from every anchor (the changed regions of a diff): any of their lines, the first and the
+    last included, comes from the run and not from splitting the text."""
+    runs = [(30_000, BIG_LINES[30_000:31_000]), (70_000, BIG_LINES[70_000:71_000])]
+    _, whole = peak_of(lambda: list(TextLines(BIG)))
+    for index in (30_000, 30_500, 30_999, 70_000, 70_999):
+        lines = TextLines(BIG, runs=runs)
+        got, peak = peak_of(partial(lines.__getitem__, index))
+        assert got == f"line {index}" and peak * 50 < whole, (index, peak, whole)
+    got, peak = peak_of(partial(TextLines(BIG, runs=runs).__getitem__, slice(70_500, 71_000)))
+    assert got == BIG_LINES[70_500:71_000] and peak * 50 < whole
+
+
 # --- changed_regions -----------------------------------------------------------------------------------
 
 
@@ -172,3 +237,21 @@ def test_reported_regions_decide_where_repeated_lines_were_inserted_or_deleted()
     assert mixed_endings("x\nx\n", "x\nx\nx\n", flags, [(0, 0, 0, 2)]) == "x\r\nx\r\nx\n"  # added first
     moved = [(0, 2, 0, 0), (4, 4, 2, 4)]  # the first line deleted, one added after the second
     assert mixed_endings("x\nx\nx\n", "x\nx\nx\n", [True, False, True], moved) == "x\nx\r\nx\r\n"
+
+
+def test_a_second_reported_region_counts_the_lines_kept_since_the_first() -> None:
+    """A line added after the first line and the last line changed: each region places its own lines, so
+    the untouched CRLF line between them keeps its ending (the text alone would read it otherwise)."""
+    old, flags = "x\nx\nx\nx\n", [True, False, True, False]
+    new = "x\nx\nx\nx\ny\n"
+    assert mixed_endings(old, new, flags, [(2, 2, 2, 4), (6, 7, 8, 9)]) == "x\r\nx\nx\nx\r\ny\n"
+    assert mixed_endings(old, new, flags, None) == "x\r\nx\nx\r\nx\ny\n"
+    old, flags = "x\nx\nx\nx\nx\n", [True, False, True, False, True]
+    new = "x\nx\nx\nx\ny\nx\nx\n"  # a line added after the first, and "y" before the fourth
+    assert mixed_endings(old, new, flags, [(2, 2, 2, 4), (6, 6, 8, 10)]) == "x\r\nx\nx\nx\r\ny\nx\nx\r\n"
+
+
+def test_endings_that_do_not_fit_the_old_text_are_dropped() -> None:
+    """One flag for a two-line text: nothing says which line it belongs to, so the new text keeps LF."""
+    assert mixed_endings("a\nb\n", "a\nc\n", [True], None) == "a\nc\n"
+    assert mixed_endings("a\nb\n", "a\nc\n", [True], [(2, 3, 2, 3)]) == "a\nc\n"

@@ -224,3 +224,57 @@ def test_bare_hunks_keep_their_lines_whole() -> None:
 def test_a_unified_diff_keeps_each_lines_own_trailing_characters() -> None:
     [patch] = parse_patch("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a  \n+bX\n keep\t\n")
     assert patch.hunks[0].lines == (("-", "a  "), ("+", "bX"), (" ", "keep\t"))
+
+
+def test_bare_hunks_that_delete_a_comment_line_starting_with_two_dashes() -> None:
+    """``-- note`` deleted (an SQL, Lua or Haskell comment) is the line ``--- note``: without a ``+++``
+    line after it, it is not a file header, and the hunk still applies to the named file."""
+    [patch] = parse_patch("@@ -1,2 +1 @@\n--- old note\n keep\n", "q.sql")
+    assert patch == FilePatch(
+        "update", "q.sql", hunks=(Hunk((("-", "-- old note"), (" ", "keep")), "", 1, header="@@ -1,2 +1 @@"),)
+    )
+    assert patch.hunks[0].old == "-- old note\nkeep\n" and patch.hunks[0].new == "keep\n"
+
+
+def test_bare_hunks_followed_by_a_file_header_are_refused() -> None:
+    """A hunk before the first file header belongs to no file, even when ``file_path`` names one."""
+    mixed = "@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n"
+    assert "the unified diff does not parse" in refused(mixed, "x.txt")
+    assert "'*** Begin Patch' envelope" in refused("@@\n-x\n+y\n*** Update File: z\n", "x.txt")
+
+
+def test_bare_hunks_after_blank_lines_and_up_to_their_last_character() -> None:
+    [patch] = parse_patch(" \n\t\n@@\n-a\n+    return MAX\n \t\n", "p.py")
+    assert patch.hunks == (Hunk((("-", "a"), ("+", "    return MAX"), (" ", "\t")), header="@@"),)
+    [patch] = parse_patch("@@\n-a\n+    return MAX\n", "p.py")
+    assert patch.hunks == (Hunk((("-", "a"), ("+", "    return MAX")), header="@@"),)
+
+
+def test_a_first_hunk_without_a_header_has_no_anchor() -> None:
+    [patch] = parse_patch(envelope("*** Update File: a.py", "-a", "+b"))
+    assert patch.hunks == (Hunk((("-", "a"), ("+", "b")), "", None, False, "hunk 1"),)
+
+
+def test_a_file_line_starts_at_the_start_of_its_line() -> None:
+    """A file quoting the envelope's markers (a note about patches) keeps them as context lines; an
+    indented marker where a file line must be is refused."""
+    [patch] = parse_patch(envelope("*** Update File: notes.md", "@@", " *** Add File: x.py", "-old", "+new"))
+    assert patch.hunks[0].lines == ((" ", "*** Add File: x.py"), ("-", "old"), ("+", "new"))
+    assert "line 2: expected '*** Add File:'" in refused(envelope("  *** Delete File: a"))
+
+
+def test_a_unified_diff_that_empties_a_file_keeps_the_file() -> None:
+    """``git diff`` of a file whose every line was removed names the file on both sides: the file stays,
+    empty. Only ``/dev/null`` (or git's ``deleted file mode``) deletes it."""
+    [emptied] = parse_patch("--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +0,0 @@\n-a\n-b\n")
+    assert (emptied.action, emptied.path) == ("update", "x.txt")
+    assert emptied.hunks[0].old == "a\nb\n" and emptied.hunks[0].new == ""
+    git = "diff --git a/g.txt b/g.txt\ndeleted file mode 100644\n--- a/g.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n"
+    assert parse_patch(git) == [FilePatch("delete", "g.txt")]
+
+
+def test_a_unified_diff_from_an_empty_old_side_adds_the_file() -> None:
+    """A model writing a new file as ``--- a/x`` / ``@@ -0,0 +1,n @@`` (no ``/dev/null``) means to add it."""
+    assert parse_patch("--- a/n.txt\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n") == [
+        FilePatch("add", "n.txt", content="one\ntwo\n")
+    ]

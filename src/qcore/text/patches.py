@@ -86,11 +86,13 @@ def parse_patch(text: str, path: str | None = None) -> list[FilePatch]:
         text = fenced.group(1) + "\n"
     if is_envelope(text):
         return _parse_envelope(text)
-    headers = re.search(r"^(?:--- |\*\*\* (?:Update|Add|Delete) File:)", text, re.MULTILINE)
+    # A ``---`` line is a file header only with its ``+++`` line: alone, it deletes a line ``-- ...``.
+    headers = re.search(r"^(?:--- .*\n\+\+\+ |\*\*\* (?:Update|Add|Delete) File:)", text, re.MULTILINE)
     if headers is None and text.lstrip().startswith("@@"):
         if path is None:
             raise PatchError("its hunks name no file (no --- / +++ headers): say which file with file_path")
-        return [FilePatch("update", path, hunks=_envelope_hunks(path, text.strip("\n").split("\n")))]
+        hunks = _envelope_hunks(path, text.lstrip().rstrip("\n").split("\n"))
+        return [FilePatch("update", path, hunks=hunks)]
     if re.search(r"^(?:@@ -\d|rename from )", text, re.MULTILINE):
         return _parse_unified(text)
     raise PatchError(
@@ -200,10 +202,10 @@ def _parse_unified(text: str) -> list[FilePatch]:
             )
             for hunk in patched
         )
-        if patched.is_added_file or source == "/dev/null":
+        if patched.is_added_file:  # from /dev/null, or one hunk from an empty old side (-0,0)
             content = "".join(text + "\n" for hunk in hunks for mark, text in hunk.lines if mark == "+")
             files.append(FilePatch("add", target, content=content))
-        elif patched.is_removed_file or target == "/dev/null":
+        elif target == "/dev/null":  # only: a diff that removes every line of a file leaves it empty
             files.append(FilePatch("delete", source))
         else:
             moved = target if target != source else None

@@ -27,6 +27,8 @@ The pieces:
   renders exactly as one document given the full text at once.
 - The inner document, Textual's ``Markdown`` with the highlight memo and the list fix, is built in
   ``markdown_document.py``.
+- While an answer streams, garbage collections skip what existed before it and its finished documents
+  (``qcli.tui.frozen_heap``): a full collection walked the whole heap every second or so.
 - ``ReasoningBlock`` (``reasoning_block.py``) is a ``Collapsible`` ("Thinking…", then "Thought for N s");
   while collapsed a write only appends to a list, and the text is rendered once as Markdown when it ends.
   It is re-exported here.

@@ -124,10 +124,23 @@ async def modal(pilot: Pilot[int], screen: type[GuardedQuestion[Any]]) -> None:
 
 
 async def idle(pilot: Pilot[int]) -> QcliApp:
-    """Wait until no turn runs and nothing is queued."""
+    """Wait until no turn runs and nothing is queued (a turn taken from the queue whose worker has not
+    started yet is running: it sets ``turn_signal`` only once it starts)."""
+    from textual.worker import WorkerState
+
     app = pilot.app
     assert isinstance(app, QcliApp)
-    await until(pilot, lambda: app.ready.is_set() and app.turn_signal is None and not app.pending)
+
+    def turn_started() -> bool:
+        return any(
+            worker.group == "turn" and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in app.workers
+        )
+
+    await until(
+        pilot,
+        lambda: app.ready.is_set() and app.turn_signal is None and not app.pending and not turn_started(),
+    )
     await pilot.pause()
     return app
 

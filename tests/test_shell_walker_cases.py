@@ -6,6 +6,8 @@ to a decision the case also says which lines must be asked about.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,13 +91,22 @@ EVALUATIONS = [
     ("x=$y; echo $((x))", "an arithmetic expansion"),  # x holds text from elsewhere
     ("for x in $y; do echo $((x)); done", "an arithmetic expansion"),
     ("for x in a $(cat f); do echo $((x)); done", "an arithmetic expansion"),
+    ("echo 'a`' && let x=1", "let"),  # a backtick at the end of a quoted word
 ]
 
 
 @pytest.mark.parametrize(
     ("line", "what"),
     EVALUATIONS,
-    ids=["subscript", "assigned-subscript", "test", "assigned", "loop", "loop-substitution"],
+    ids=[
+        "subscript",
+        "assigned-subscript",
+        "test",
+        "assigned",
+        "loop",
+        "loop-substitution",
+        "backtick-at-end",
+    ],
 )
 def test_a_computed_value_where_bash_evaluates_again_is_a_problem_named(line: str, what: str) -> None:
     """The reason names where bash evaluates: ``a[$i]`` may hold ``x[$(rm -rf ~)]``."""
@@ -187,6 +198,8 @@ AROUND = [
     ("[ a = b ] &", [{"background"}], set()),
     ("export A=1 &", [{"background", "environment"}], set()),
     ("[ a = b ] < /dev/tcp/h/80", [{"input"}], set()),
+    ("ls & ls", [{"background"}, set()], set()),
+    ("ls; ls & ls", [set(), {"background"}, set()], set()),
 ]
 
 
@@ -200,6 +213,8 @@ AROUND = [
         "test-background",
         "export-background",
         "test-input",
+        "first-background",
+        "middle-background",
     ],
 )
 def test_hazards_around_commands(line: str, per_command: list[set[str]], line_hazards: set[str]) -> None:
@@ -225,3 +240,44 @@ ORDER = [
 @pytest.mark.parametrize(("line", "texts"), ORDER, ids=["test", "export", "test-and-unset"])
 def test_commands_are_listed_in_source_order_with_their_text(line: str, texts: list[str]) -> None:
     assert [command.text for command in analyse(line).commands if not command.transparent] == texts
+
+
+# --- words ----------------------------------------------------------------------------------------------
+
+DOLLARS = ["a$", "$", '"x"$', 'a$"b"', '$ "y"', "x$ $'z'", 'x$ $"y"']
+
+
+def test_a_lone_dollar_is_passed_as_written() -> None:
+    """``a$`` is the word ``a$`` and ``$"x"`` is ``x``: the analysis gives the words bash gives."""
+    script = "; ".join(f"printf '<%s>' {case}; echo" for case in DOLLARS)
+    lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
+    for case, printed in zip(DOLLARS, lines.splitlines(), strict=True):
+        words = re.findall("<(.*?)>", printed)
+        [command] = [c for c in analyse(f"printf '<%s>' {case}").commands if not c.transparent]
+        assert command.argv == ("printf", "<%s>", *words), case
+
+
+def test_a_number_holding_a_substitution_is_computed() -> None:
+    [echo, inner] = analyse("echo 10#$(ls)").commands
+    assert (echo.kinds, inner.argv) == ((L, D), ("ls",))
+
+
+WRITES = [
+    ("ls > 1", ["1"]),
+    ("ls > -", ["-"]),
+    ("ls >&-", []),
+    ("ls 2>&1 >&2", []),
+    ("ls >& 12", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "written"), WRITES, ids=["file-named-1", "file-named-dash", "close", "duplicate", "duplicate-12"]
+)
+def test_which_redirections_write_a_file(line: str, written: list[str]) -> None:
+    assert analyse(line).writes == written
+
+
+def test_output_to_a_computed_name_is_a_problem_that_names_it() -> None:
+    assert "it redirects output to a computed file name '$f'" in analyse("ls > $f").problems
+    assert "it redirects output to a computed file name '*.txt'" in analyse("ls > *.txt").problems

@@ -93,6 +93,8 @@ class Walker:
             return quoted(decoded)
         if kind == "number":
             return Word(node_text(node), "u" * len(node_text(node)))
+        if kind == "$":
+            return self.dollar(node, ())
         if kind == "brace_expression":
             return Word(node_text(node), "u" * len(node_text(node)))
         if kind in ("string", "translated_string"):
@@ -111,9 +113,10 @@ class Walker:
                     dynamic = dynamic or value.dynamic
             return quoted("".join(parts), dynamic)
         if kind == "concatenation":
+            children = node.children
             pieces = [
-                self.word(child) if child.is_named else Word("", "")
-                for child in node.children
+                self.word(child) if child.is_named else self.dollar(child, children[index + 1 :])
+                for index, child in enumerate(children)
                 if child.is_named or node_text(child) == "$"
             ]
             return Word(
@@ -134,6 +137,15 @@ class Walker:
             self.expansion(node)
         self.visit_children(node)
         return quoted(node_text(node), dynamic=True)
+
+    @staticmethod
+    def dollar(node: Node, following: Sequence[Node]) -> Word:
+        """A ``$`` the parser left on its own: it starts ``$"..."`` (the string is the word), else bash
+        passes it as written (``a$`` is ``a$``)."""
+        after = following[0] if following else None
+        if after is not None and after.type == "string" and after.start_byte == node.end_byte:
+            return Word("", "")
+        return Word("$", "u")
 
     def expansion(self, node: Node) -> None:
         """``${...}``: note the forms bash evaluates again, and assignments (``${x:=v}``)."""
@@ -331,7 +343,8 @@ class Walker:
             else:
                 pieces.append((child, value))
 
-        for child in node.children:
+        children = node.children
+        for index, child in enumerate(children):
             if child.type == "variable_assignment":
                 assignments.append(self.assignment(child))
             elif child.type == "command_name":
@@ -344,7 +357,7 @@ class Walker:
                 self.note_all(found)
                 for extra in more:
                     take(extra)
-            elif child.is_named:
+            elif child.is_named or (node_text(child) == "$" and self.dollar(child, children[index + 1 :]).text):
                 take(child)
         for extra in extras:
             take(extra)

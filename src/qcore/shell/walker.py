@@ -357,7 +357,9 @@ class Walker:
                 self.note_all(found)
                 for extra in more:
                     take(extra)
-            elif child.is_named or (node_text(child) == "$" and self.dollar(child, children[index + 1 :]).text):
+            elif child.is_named or (
+                node_text(child) == "$" and self.dollar(child, children[index + 1 :]).text
+            ):
                 take(child)
         for extra in extras:
             take(extra)

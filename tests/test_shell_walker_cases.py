@@ -92,6 +92,8 @@ EVALUATIONS = [
     ("for x in $y; do echo $((x)); done", "an arithmetic expansion"),
     ("for x in a $(cat f); do echo $((x)); done", "an arithmetic expansion"),
     ("echo 'a`' && let x=1", "let"),  # a backtick at the end of a quoted word
+    ("echo $(($x + 1))", "an arithmetic expansion"),
+    ("(( $x > 1 ))", "an arithmetic command"),
 ]
 
 
@@ -106,6 +108,8 @@ EVALUATIONS = [
         "loop",
         "loop-substitution",
         "backtick-at-end",
+        "arithmetic-expansion",
+        "arithmetic-command",
     ],
 )
 def test_a_computed_value_where_bash_evaluates_again_is_a_problem_named(line: str, what: str) -> None:
@@ -244,11 +248,11 @@ def test_commands_are_listed_in_source_order_with_their_text(line: str, texts: l
 
 # --- words ----------------------------------------------------------------------------------------------
 
-DOLLARS = ["a$", "$", '"x"$', 'a$"b"', '$ "y"', "x$ $'z'", 'x$ $"y"']
+DOLLARS = ["a$", "$", '"x"$', 'a$"b"', '$ "y"', "x$ $'z'", 'x$ $"y"', '"a$"', '"$"', "{1..3}", "x{1..3}y"]
 
 
-def test_a_lone_dollar_is_passed_as_written() -> None:
-    """``a$`` is the word ``a$`` and ``$"x"`` is ``x``: the analysis gives the words bash gives."""
+def test_a_lone_dollar_and_a_number_range_give_the_words_bash_gives() -> None:
+    """``a$`` is the word ``a$`` and ``$"x"`` is ``x``; ``{1..3}`` is three words, as ``{a..c}`` is."""
     script = "; ".join(f"printf '<%s>' {case}; echo" for case in DOLLARS)
     lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
     for case, printed in zip(DOLLARS, lines.splitlines(), strict=True):
@@ -281,3 +285,41 @@ def test_which_redirections_write_a_file(line: str, written: list[str]) -> None:
 def test_output_to_a_computed_name_is_a_problem_that_names_it() -> None:
     assert "it redirects output to a computed file name '$f'" in analyse("ls > $f").problems
     assert "it redirects output to a computed file name '*.txt'" in analyse("ls > *.txt").problems
+
+
+JOINED = [
+    ("echo 1{2,3}", ("echo", "12", "13")),
+    ('echo "a\\\nb"', ("echo", "ab")),  # a line continuation inside double quotes joins the parts
+    ("echo a\\\n*", ("echo", "a*")),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "argv"), JOINED, ids=["number-then-braces", "quoted-continuation", "continued-glob"]
+)
+def test_words_joined_from_parts(line: str, argv: tuple[str, ...]) -> None:
+    assert [c.argv for c in analyse(line).commands if not c.transparent] == [argv]
+
+
+def test_a_word_continued_on_the_next_line_keeps_what_is_known_of_it() -> None:
+    """``a\\<newline>$(ls)`` is one word, computed; ``a\\<newline>*`` is one pattern."""
+    echo, inner = analyse("echo a\\\n$(ls)").commands
+    assert (echo.argv, echo.kinds, inner.argv) == (("echo", "a$(ls)"), (L, D), ("ls",))
+    [echo] = analyse("echo a\\\n*").commands
+    assert echo.kinds == (L, WordKind.PATTERN)
+
+
+def test_assignments_in_front_of_a_command_go_with_it() -> None:
+    analysis = analyse("A=$(pwd) ls")
+    judged = [c for c in analysis.commands if not c.transparent]
+    assert [(c.argv, c.assignments) for c in judged] == [(("ls",), ("A=$(pwd)",)), (("pwd",), ())]
+    assert analysis.assignments == ["A=$(pwd)"]
+
+
+def test_too_many_words_from_braces_is_a_problem_that_names_the_word() -> None:
+    word = "a" * 45 + "{a..z}{a..z}"
+    assert analyse(f"ls {word}").problems == [f"the brace expansion {word[:40]!r} makes too many words"]
+
+
+def test_what_the_parser_cannot_read_is_named() -> None:
+    assert "the shell parser could not read '${a[x[@]]}'" in analyse("echo ${a[x[@]]}").problems

@@ -77,7 +77,7 @@ class Walker:
     def word(self, node: Node) -> Word:
         """The value of a word node; inner commands are collected on the way."""
         kind = node.type
-        if kind in ("word", "number", "brace_expression") and node.named_children:
+        if kind in ("word", "number") and node.named_children:
             self.visit_children(node)  # a leaf-looking node holding an expansion: bash runs what is inside
             return quoted(node_text(node), dynamic=True)
         if kind == "word":
@@ -95,13 +95,16 @@ class Walker:
             return Word(node_text(node), "u" * len(node_text(node)))
         if kind == "$":
             return self.dollar(node, ())
-        if kind == "brace_expression":
+        if kind == "brace_expression":  # {1..3}: its parts are numbers, bash expands it like {a..c}
             return Word(node_text(node), "u" * len(node_text(node)))
         if kind in ("string", "translated_string"):
             parts: list[str] = []
             dynamic = False
             for child in node.children:
-                if child.type in ('"', "$") or (not child.is_named and child.type != "string_content"):
+                if child.type == "$":  # a "$" that starts nothing: bash keeps it ("a$" is a$)
+                    parts.append("$")
+                    continue
+                if not child.is_named:
                     continue
                 if child.type == "string_content":
                     content = re.sub(r'\\([$`"\\])', r"\1", node_text(child).replace("\\\n", ""))

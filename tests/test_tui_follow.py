@@ -4,7 +4,9 @@ life: the status line's spinner, seconds and Esc hint, and one retry notice that
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -157,12 +159,28 @@ async def test_a_command_typed_whole_runs_on_the_first_enter(project: Project) -
 
 
 async def test_the_queued_notice_says_what_was_queued(project: Project) -> None:
-    llm = ScriptedLLM([reply("word " * 300), reply("second answer")], chunk_size=5, delay=0.01)
+    llm = ScriptedLLM([reply("word " * 300), reply("second answer")], chunk_size=5)
+    answering = asyncio.Event()  # the first answer waits after its first words until the prompt is sent
+    stream = llm.stream
+
+    async def held(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        first = len(llm.requests) == 0
+        async for item in stream(*args, **kwargs):
+            yield item
+            if first:
+                first = False
+                await answering.wait()
+
+    llm.stream = held  # type: ignore[method-assign]
     app = project.app(llm, "-i", "talk")
     async with app.run_test() as pilot:
         await until(pilot, lambda: app.assistant is not None)
         await type_text(pilot, "and then tests")
         await pilot.press("enter")
+        await until(
+            pilot, lambda: any("to the running turn" in n.text for n in app.conversation.query(Notice))
+        )
+        answering.set()  # the answer ends without another step: the model never read it
         await until(pilot, lambda: any("Queued" in n.text for n in app.conversation.query(Notice)))
         queued = next(n.text for n in app.conversation.query(Notice) if "Queued" in n.text)
         assert "“and then tests”" in queued

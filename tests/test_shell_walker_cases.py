@@ -323,3 +323,10 @@ def test_too_many_words_from_braces_is_a_problem_that_names_the_word() -> None:
 
 def test_what_the_parser_cannot_read_is_named() -> None:
     assert "the shell parser could not read '${a[x[@]]}'" in analyse("echo ${a[x[@]]}").problems
+
+
+def test_a_brace_expansion_to_one_word_is_still_braced() -> None:
+    """``{a,}`` is the one word ``a`` for bash, but it is not written as such: no rule may take it as written."""
+    [judged] = [c for c in analyse("echo {a,}").commands if not c.transparent]
+    assert (judged.argv, judged.kinds) == (("echo", "a"), (L, WordKind.BRACED))
+    assert [c.kinds for c in analyse("echo x{a}").commands] == [(L, L)]

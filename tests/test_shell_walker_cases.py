@@ -204,6 +204,11 @@ AROUND = [
     ("[ a = b ] < /dev/tcp/h/80", [{"input"}], set()),
     ("ls & ls", [{"background"}, set()], set()),
     ("ls; ls & ls", [set(), {"background"}, set()], set()),
+    ("cat < /dev/null", [set()], set()),
+    ("cat < -", [{"input"}], set()),
+    ("cat <& -", [set()], set()),
+    ("cat <<EOF < /dev/tcp/h/80 > /dev/null\nx\nEOF", [{"input"}], set()),
+    ("{ ls; } < /dev/tcp/x/1 > out", [{"input"}], set()),
 ]
 
 
@@ -219,6 +224,11 @@ AROUND = [
         "test-input",
         "first-background",
         "middle-background",
+        "null-input",
+        "dash-input",
+        "closed-input",
+        "heredoc-and-socket",
+        "group-socket-and-file",
     ],
 )
 def test_hazards_around_commands(line: str, per_command: list[set[str]], line_hazards: set[str]) -> None:
@@ -248,7 +258,21 @@ def test_commands_are_listed_in_source_order_with_their_text(line: str, texts: l
 
 # --- words ----------------------------------------------------------------------------------------------
 
-DOLLARS = ["a$", "$", '"x"$', 'a$"b"', '$ "y"', "x$ $'z'", 'x$ $"y"', '"a$"', '"$"', "{1..3}", "x{1..3}y"]
+DOLLARS = [
+    "a$",
+    "$",
+    '"x"$',
+    'a$"b"',
+    '$ "y"',
+    "x$ $'z'",
+    'x$ $"y"',
+    '"a$"',
+    '"$"',
+    "{1..3}",
+    "x{1..3}y",
+    '"a$.b"',
+    '$"x"{a,b}',
+]
 
 
 def test_a_lone_dollar_and_a_number_range_give_the_words_bash_gives() -> None:
@@ -330,3 +354,13 @@ def test_a_brace_expansion_to_one_word_is_still_braced() -> None:
     [judged] = [c for c in analyse("echo {a,}").commands if not c.transparent]
     assert (judged.argv, judged.kinds) == (("echo", "a"), (L, WordKind.BRACED))
     assert [c.kinds for c in analyse("echo x{a}").commands] == [(L, L)]
+
+
+def test_a_word_right_before_a_redirection_stays_a_word() -> None:
+    """Only ``{name}`` right before a redirection names a descriptor; ``notes>out`` is ``notes`` and ``>out``."""
+    analysis = analyse("cat notes>out")
+    assert ([c.argv for c in analysis.commands], analysis.writes, analysis.assignments) == (
+        [("cat", "notes")],
+        ["out"],
+        [],
+    )

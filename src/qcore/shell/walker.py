@@ -146,6 +146,8 @@ class Walker:
         """A ``$`` the parser left on its own: it starts ``$"..."`` (the string is the word), else bash
         passes it as written (``a$`` is ``a$``)."""
         after = following[0] if following else None
+        while after is not None and after.type == "concatenation" and after.children:
+            after = after.children[0]  # $"x"{a,b}: the string starts the next word
         if after is not None and after.type == "string" and after.start_byte == node.end_byte:
             return Word("", "")
         return Word("$", "u")

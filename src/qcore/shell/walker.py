@@ -77,7 +77,7 @@ class Walker:
     def word(self, node: Node) -> Word:
         """The value of a word node; inner commands are collected on the way."""
         kind = node.type
-        if kind in ("word", "number", "brace_expression") and node.named_children:
+        if kind in ("word", "number") and node.named_children:
             self.visit_children(node)  # a leaf-looking node holding an expansion: bash runs what is inside
             return quoted(node_text(node), dynamic=True)
         if kind == "word":
@@ -93,13 +93,18 @@ class Walker:
             return quoted(decoded)
         if kind == "number":
             return Word(node_text(node), "u" * len(node_text(node)))
-        if kind == "brace_expression":
+        if kind == "$":
+            return self.dollar(node, ())
+        if kind == "brace_expression":  # {1..3}: its parts are numbers, bash expands it like {a..c}
             return Word(node_text(node), "u" * len(node_text(node)))
         if kind in ("string", "translated_string"):
             parts: list[str] = []
             dynamic = False
             for child in node.children:
-                if child.type in ('"', "$") or (not child.is_named and child.type != "string_content"):
+                if child.type == "$":  # a "$" that starts nothing: bash keeps it ("a$" is a$)
+                    parts.append("$")
+                    continue
+                if not child.is_named:
                     continue
                 if child.type == "string_content":
                     content = re.sub(r'\\([$`"\\])', r"\1", node_text(child).replace("\\\n", ""))
@@ -111,9 +116,10 @@ class Walker:
                     dynamic = dynamic or value.dynamic
             return quoted("".join(parts), dynamic)
         if kind == "concatenation":
+            children = node.children
             pieces = [
-                self.word(child) if child.is_named else Word("", "")
-                for child in node.children
+                self.word(child) if child.is_named else self.dollar(child, children[index + 1 :])
+                for index, child in enumerate(children)
                 if child.is_named or node_text(child) == "$"
             ]
             return Word(
@@ -134,6 +140,17 @@ class Walker:
             self.expansion(node)
         self.visit_children(node)
         return quoted(node_text(node), dynamic=True)
+
+    @staticmethod
+    def dollar(node: Node, following: Sequence[Node]) -> Word:
+        """A ``$`` the parser left on its own: it starts ``$"..."`` (the string is the word), else bash
+        passes it as written (``a$`` is ``a$``)."""
+        after = following[0] if following else None
+        while after is not None and after.type == "concatenation" and after.children:
+            after = after.children[0]  # $"x"{a,b}: the string starts the next word
+        if after is not None and after.type == "string" and after.start_byte == node.end_byte:
+            return Word("", "")
+        return Word("$", "u")
 
     def expansion(self, node: Node) -> None:
         """``${...}``: note the forms bash evaluates again, and assignments (``${x:=v}``)."""
@@ -331,7 +348,8 @@ class Walker:
             else:
                 pieces.append((child, value))
 
-        for child in node.children:
+        children = node.children
+        for index, child in enumerate(children):
             if child.type == "variable_assignment":
                 assignments.append(self.assignment(child))
             elif child.type == "command_name":
@@ -344,7 +362,9 @@ class Walker:
                 self.note_all(found)
                 for extra in more:
                     take(extra)
-            elif child.is_named:
+            elif child.is_named or (
+                node_text(child) == "$" and self.dollar(child, children[index + 1 :]).text
+            ):
                 take(child)
         for extra in extras:
             take(extra)

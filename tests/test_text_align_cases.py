@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qcore.text.align import Change, changed_runs
+from tests.support.sequences import shared_ends
 from tests.test_text_align import edits, fewest_edits, rebuilt
 
 
@@ -45,12 +46,7 @@ def test_a_large_gap_with_no_line_in_common_is_one_replacement() -> None:
 
 def trimmed_difflib(old: list[str], new: list[str]) -> list[Change]:
     """The shared head and tail cut off, the rest aligned by difflib without its junk heuristic."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = shared_ends(old, new)
     matcher = difflib.SequenceMatcher(None, old[head : len(old) - tail], new[head : len(new) - tail], False)
     return [
         (i1 + head, i2 + head, j1 + head, j2 + head)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from qcore.text.line_endings import mixed_endings
 from qcore.text.lines import NEAR, TextLines
 from qcore.text.regions import changed_regions
+from tests.support.sequences import shared_ends
 
 
 def split(text: str) -> list[str]:
@@ -171,12 +172,7 @@ def test_lines_of_a_run_already_split_are_read_from_it() -> None:
 def naive_region(old: str, new: str) -> list[tuple[int, int, int, int]]:
     if old == new:
         return []
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = shared_ends(old, new)
     return [(head, len(old) - tail, head, len(new) - tail)]
 
 

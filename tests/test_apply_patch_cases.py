@@ -16,6 +16,7 @@ from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit.apply_patch import ApplyPatch, ProposedPatch
 from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.file_doubles import Editor, Failing
+from tests.support.tools import ask_then_run
 
 UTIL = "x = 1\ny = 2\n"
 NOTHING_CHANGED = (
@@ -58,9 +59,7 @@ async def run(tool: ApplyPatch, patch: str, approved: ProposedPatch | None = Non
 async def apply(
     root: Path, patch: str, files: FileAccess | None = None
 ) -> tuple[ProposedPatch | None, ToolResult]:
-    tool = tool_in(root, files)
-    question = await ask(tool, patch)
-    return question, await run(tool, patch, question)
+    return await ask_then_run(tool_in(root, files), {"patch": patch})
 
 
 def refused(result: ToolResult, reason: str) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.results import ToolResult
+from tests.support.tools import ask_then_run
 from tests.test_edit_matching_details import edit
 
 
@@ -22,9 +22,7 @@ async def write(tmp_path: Path, name: str, content: str, before: str | None = No
     if before is not None:
         target.write_text(before)
     tool = WriteFile(ToolContext(Workspace([tmp_path])))
-    params = tool.build({"file_path": str(target), "content": content})
-    question = await tool.should_confirm_execute(params, AbortSignal())
-    result = await tool.execute(params, AbortSignal(), approved=question)
+    _, result = await ask_then_run(tool, {"file_path": str(target), "content": content})
     return result, target.read_text() if target.exists() else ""
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
 from qcore.text.diffs import structured_diff
 from qcore.tools.base import ToolContext
@@ -15,6 +14,7 @@ from qcore.tools.builtin.edit.file_change import ProposedChange
 from qcore.tools.builtin.edit.match import find_matches
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.results import ToolResult
+from tests.support.tools import ask_then_run
 
 
 async def edit(
@@ -25,14 +25,11 @@ async def edit(
     target = tmp_path / name
     target.write_bytes(content.encode())
     tool = Edit(ToolContext(Workspace([tmp_path])))
-    params = tool.build(
-        {"file_path": str(target), "old_string": old, "new_string": new, "replace_all": every}
-    )
-    question = await tool.should_confirm_execute(params, AbortSignal())
+    raw = {"file_path": str(target), "old_string": old, "new_string": new, "replace_all": every}
+    question, result = await ask_then_run(tool, raw)
     if isinstance(question, ProposedChange):
         whole = structured_diff(question.original_content, question.new_content)
         assert question.structured == whole
-    result = await tool.execute(params, AbortSignal(), approved=question)
     return result, target.read_bytes().decode()
 
 

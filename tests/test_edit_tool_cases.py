@@ -8,20 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from qcore.abort import AbortSignal
 from qcore.files.workspace import Workspace
 from qcore.tools.base import ToolContext
 from qcore.tools.builtin.edit.tool import Edit
 from qcore.tools.results import ToolErrorType, ToolResult
+from tests.support.tools import ask_then_run
 
 FENCE = "(new_string came inside a Markdown fence; the fence lines were left out.)"
 
 
 async def edit(root: Path, **raw: object) -> ToolResult:
-    tool = Edit(ToolContext(Workspace([root])))
-    params = tool.build({"file_path": "a.py", **raw})
-    question = await tool.should_confirm_execute(params, AbortSignal())
-    return await tool.execute(params, AbortSignal(), approved=question)
+    return (await ask_then_run(Edit(ToolContext(Workspace([root]))), {"file_path": "a.py", **raw}))[1]
 
 
 @pytest.fixture

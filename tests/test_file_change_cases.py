@@ -22,6 +22,7 @@ from qcore.tools.builtin.edit.write_file import WriteFile
 from qcore.tools.builtin.read_file import ReadFile
 from qcore.tools.results import ToolErrorType, ToolResult
 from tests.support.file_doubles import Editor, Failing
+from tests.support.tools import ask_then_run
 
 
 def context_in(root: Path, files: FileAccess | None = None) -> ToolContext:
@@ -39,7 +40,7 @@ async def run(
 
 
 async def ask_and_run(tool: FileChangeTool, raw: dict[str, object]) -> ToolResult:
-    return await run(tool, raw, await ask(tool, raw))
+    return (await ask_then_run(tool, raw))[1]
 
 
 # --- the question -------------------------------------------------------------------------------------------

@@ -1,14 +1,16 @@
-"""Small tools for scheduler and session tests (stand-ins for what is not under test); the scripted approver is
-``qcore.testing.ScriptedApprover``."""
+"""Small tools for scheduler and session tests (stand-ins for what is not under test), and ``ask_then_run``
+for tests of one tool; the scripted approver is ``qcore.testing.ScriptedApprover``."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field
 
 from qcore.abort import AbortSignal
-from qcore.tools.base import BaseTool, Kind, ToolParams, UpdateOutput
+from qcore.tools.base import AnyTool, BaseTool, Kind, ToolParams, UpdateOutput
 from qcore.tools.confirmation import ExecConfirmation
 from qcore.tools.results import ToolResult
 
@@ -77,3 +79,11 @@ class FakeShell(BaseTool[CommandParams]):
                 update_output(output)
             await asyncio.sleep(0.01)
         return ToolResult(f"ran {params.command}\n{output}", output)
+
+
+async def ask_then_run(tool: AnyTool, raw: Mapping[str, object]) -> tuple[Any, ToolResult]:
+    """One call as the scheduler makes it once the user said yes: the tool's question for these params,
+    then the run that carries it (None when the tool had nothing to ask)."""
+    params = tool.build(raw)
+    question = await tool.should_confirm_execute(params, AbortSignal())
+    return question, await tool.execute(params, AbortSignal(), approved=question)

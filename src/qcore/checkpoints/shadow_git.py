@@ -153,9 +153,9 @@ class ShadowGit:
         _write_if_changed(info / "attributes", _ATTRIBUTES)
         self._ready = True
 
-    def sync_excludes(self) -> None:
+    def sync_excludes(self) -> bytes:
         """The shadow's ``info/exclude``: the project's own exclude file, ``.qwenignore``, and the shadow
-        itself should it lie inside the workspace (a project at ``~``)."""
+        itself should it lie inside the workspace (a project at ``~``). Returns what it holds."""
         parts = [b"# written by qcore before each snapshot\n"]
         own = git_folder(self.root, common=True)
         for source in ([own / "info" / "exclude"] if own else []) + [self.root / ".qwenignore"]:
@@ -163,23 +163,25 @@ class ShadowGit:
                 parts.append(read_regular_file(source, CONFIG_MAX_BYTES) + b"\n")
         if self.git_dir.resolve().is_relative_to(self.root):
             parts.append(b"/" + os.fsencode(self.git_dir.resolve().relative_to(self.root)) + b"/\n")
-        _write_if_changed(self.git_dir / "info" / "exclude", b"".join(parts))
+        excludes = b"".join(parts)
+        _write_if_changed(self.git_dir / "info" / "exclude", excludes)
+        return excludes
 
     async def capture(self) -> str:
         """The workspace's tree now (stat-cached ``add -A``). Unreadable files are skipped, not fatal."""
         if (problem := blocking_file(self.root, git_files=False)) is not None:
             raise CheckpointError(problem)
-        self.sync_excludes()
+        excludes = self.sync_excludes()
         await self.run("add", "--all", "--ignore-errors", ok=(0, 1))
-        await self._untrack_ignored()
+        await self._untrack_ignored(excludes)
         return (await self.run("write-tree")).decode().strip()
 
-    async def _untrack_ignored(self) -> None:
+    async def _untrack_ignored(self, excludes: bytes) -> None:
         """Drop from the snapshots a file saved before it was ignored (a ``.env`` added to ``.qwenignore``
         later): git goes on saving a file it tracks, whatever its ignore rules say. Looked for when the
         rules changed since the last snapshot (the exclude file, a ``.gitignore`` anywhere)."""
         gitignores = await self.run("ls-files", "-s", "-z", "--", ":(glob)**/.gitignore", literal=False)
-        rules = hashlib.sha256((self.git_dir / "info" / "exclude").read_bytes() + b"\0" + gitignores).digest()
+        rules = hashlib.sha256(excludes + b"\0" + gitignores).digest()
         seen = self.git_dir / "qcore-ignore-rules"
         with contextlib.suppress(FileNotFoundError):
             if seen.read_bytes() == rules:
